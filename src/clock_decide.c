@@ -1,0 +1,191 @@
+/*-------------------------------------------------------------------------
+ *
+ * clock_decide.c
+ *	  The clock source decision: facts in, choice and reason out.
+ *
+ * Nothing here touches hardware or the server, so every branch can be
+ * exercised by unit tests with made-up facts.  The reasons are written for
+ * a DBA reading SHOW output or the server log: they name the condition that
+ * decided, and what to do about it where there is something to do.
+ *
+ * src/clock_decide.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "clock_decide.h"
+
+/*
+ * Is the TSC usable for timing at all?  This is the bar the explicit
+ * settings "tsc" and "try_tsc" must clear: a TSC that exists, ticks at a
+ * constant rate whatever the CPU's power state (invariant), and whose
+ * frequency we know.  Without all three, converted times would be wrong,
+ * and a wrong time is worse than a slow one.
+ *
+ * The kernel's opinion is deliberately not part of this: a user who asks
+ * for the TSC explicitly may know better than a kernel booted with
+ * tsc=unstable.  auto, below, is the conservative one.
+ */
+bool
+ft_tsc_usable(const FtClockFacts *facts, char *why, size_t whylen)
+{
+	if (!facts->is_x86_64)
+		snprintf(why, whylen, "the TSC is only supported on x86-64 CPUs");
+	else if (!facts->has_tsc)
+		snprintf(why, whylen,
+				 "the CPU has no time-stamp counter (CPUID leaf 1 EDX bit 4 is clear)");
+	else if (!facts->invariant_tsc)
+		snprintf(why, whylen,
+				 "the CPU does not report an invariant TSC (CPUID 0x80000007 EDX bit 8 is clear), so its rate may change with power states");
+	else if (!facts->calibration_ok)
+		snprintf(why, whylen,
+				 "the TSC frequency could not be calibrated against CLOCK_MONOTONIC_RAW: %s",
+				 facts->calibration_note[0] ? facts->calibration_note : "no reason recorded");
+	else if (!(facts->tsc_hz > 0))
+		snprintf(why, whylen, "the TSC frequency is unknown");
+	else
+	{
+		snprintf(why, whylen, "invariant TSC at %.0f kHz (%s)",
+				 facts->tsc_hz / 1000.0,
+				 ft_freq_origin_name(facts->tsc_hz_origin));
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Decide which clock times plan nodes.
+ *
+ *	clock_gettime: always the stock clock.
+ *	tsc:		   the TSC if usable; otherwise refused (the caller errors).
+ *	try_tsc:	   the TSC if usable; otherwise clock_gettime, saying why.
+ *	auto:		   the TSC only if usable, the kernel itself uses it as its
+ *				   clocksource (so it survived the kernel's own checks for
+ *				   synchronisation across CPUs and watchdog drift), and a TSC
+ *				   read measured clearly cheaper than clock_gettime (a
+ *				   trapping TSC would save nothing).
+ */
+void
+ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
+{
+	char		why[256];
+	bool		usable;
+
+	memset(out, 0, sizeof(*out));
+	out->choice = FT_CHOICE_CLOCK_GETTIME;
+
+	if (setting == FT_SETTING_CLOCK_GETTIME)
+	{
+		snprintf(out->reason, sizeof(out->reason),
+				 "fasttime.clock_source is clock_gettime: stock PostgreSQL timing");
+		return;
+	}
+
+	usable = ft_tsc_usable(facts, why, sizeof(why));
+
+	switch (setting)
+	{
+		case FT_SETTING_TSC:
+			if (usable)
+			{
+				out->choice = FT_CHOICE_TSC;
+				snprintf(out->reason, sizeof(out->reason),
+						 "fasttime.clock_source is tsc: %s", why);
+			}
+			else
+			{
+				out->refused = true;
+				snprintf(out->reason, sizeof(out->reason),
+						 "the TSC is not usable: %s", why);
+			}
+			return;
+
+		case FT_SETTING_TRY_TSC:
+			if (usable)
+			{
+				out->choice = FT_CHOICE_TSC;
+				snprintf(out->reason, sizeof(out->reason),
+						 "fasttime.clock_source is try_tsc: %s", why);
+			}
+			else
+				snprintf(out->reason, sizeof(out->reason),
+						 "try_tsc fell back to clock_gettime because the TSC is not usable: %s",
+						 why);
+			return;
+
+		case FT_SETTING_AUTO:
+			if (!usable)
+			{
+				snprintf(out->reason, sizeof(out->reason),
+						 "auto chose clock_gettime because the TSC is not usable: %s",
+						 why);
+				return;
+			}
+			if (facts->kernel_clocksource[0] == '\0')
+			{
+				snprintf(out->reason, sizeof(out->reason),
+						 "auto chose clock_gettime because the kernel's current clocksource could not be read; set fasttime.clock_source = tsc to use the TSC anyway");
+				return;
+			}
+			if (strcmp(facts->kernel_clocksource, "tsc") != 0)
+			{
+				snprintf(out->reason, sizeof(out->reason),
+						 "auto chose clock_gettime because the kernel uses clocksource \"%s\", not \"tsc\"%s; set fasttime.clock_source = tsc to use the TSC anyway",
+						 facts->kernel_clocksource,
+						 strstr(facts->kernel_available, "tsc") == NULL ?
+						 " and has rejected the TSC (it is not among the available clocksources)" : "");
+				return;
+			}
+			if (!(facts->ns_per_read_tsc > 0 && facts->ns_per_read_clock_gettime > 0))
+			{
+				snprintf(out->reason, sizeof(out->reason),
+						 "auto chose clock_gettime because the cost of a TSC read was not measured");
+				return;
+			}
+			if (facts->ns_per_read_tsc >
+				FT_AUTO_MAX_COST_RATIO * facts->ns_per_read_clock_gettime)
+			{
+				snprintf(out->reason, sizeof(out->reason),
+						 "auto chose clock_gettime because a TSC read (%.1f ns) is not clearly cheaper than clock_gettime (%.1f ns); the TSC may be trapping to a hypervisor",
+						 facts->ns_per_read_tsc,
+						 facts->ns_per_read_clock_gettime);
+				return;
+			}
+			out->choice = FT_CHOICE_TSC;
+			snprintf(out->reason, sizeof(out->reason),
+					 "auto chose the TSC: %s, the kernel clocksource is tsc, and a read costs %.1f ns versus %.1f ns for clock_gettime",
+					 why, facts->ns_per_read_tsc,
+					 facts->ns_per_read_clock_gettime);
+			return;
+
+		case FT_SETTING_CLOCK_GETTIME:
+			break;				/* handled above */
+	}
+}
+
+/* Name of a setting, as spelled in the GUC. */
+const char *
+ft_setting_name(FtClockSetting setting)
+{
+	switch (setting)
+	{
+		case FT_SETTING_AUTO:
+			return "auto";
+		case FT_SETTING_TSC:
+			return "tsc";
+		case FT_SETTING_TRY_TSC:
+			return "try_tsc";
+		case FT_SETTING_CLOCK_GETTIME:
+			return "clock_gettime";
+	}
+	return "unknown";
+}
+
+/* Name of a choice, as shown by fasttime.clock_source_status. */
+const char *
+ft_choice_name(FtClockChoice choice)
+{
+	return choice == FT_CHOICE_TSC ? "tsc" : "clock_gettime";
+}

@@ -1,0 +1,579 @@
+/*-------------------------------------------------------------------------
+ *
+ * clock_facts.c
+ *	  Gathering the facts about this machine's clocks: CPUID, the TSC
+ *	  frequency (reported and calibrated), the kernel's clocksource, and
+ *	  what one read of each clock costs.
+ *
+ * This is slow by design (CPUID traps on virtual machines, calibration
+ * spins for tens of milliseconds) and runs once per process tree: in the
+ * postmaster when preloaded, otherwise on first need.  It uses no server
+ * facilities so it can also run inside the standalone unit tests.
+ *
+ * src/clock_facts.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock_facts.h"
+#include "ticks.h"
+
+#if FT_HAVE_TSC
+#include <cpuid.h>
+#endif
+
+#define CLOCKSOURCE_DIR "/sys/devices/system/clocksource/clocksource0/"
+
+/* calibration parameters; see ft_calibrate_tsc */
+#define CAL_WINDOW_NS		10000000LL	/* 10 ms per window */
+#define CAL_BUDGET_NS		100000000LL /* 100 ms in all */
+#define CAL_AGREE_WINDOWS	3
+#define CAL_AGREE_PPM		10.0
+#define CAL_BRACKET_TRIES	32
+#define CAL_BRACKET_SLACK	64	/* ticks a bracket may exceed 2x narrowest */
+
+/* tolerated disagreement between a reported frequency and calibration */
+#define FREQ_AGREE_PPM		1000.0
+
+const char *
+ft_freq_origin_name(FtFreqOrigin origin)
+{
+	switch (origin)
+	{
+		case FT_FREQ_NONE:
+			return "none";
+		case FT_FREQ_CPUID_15H:
+			return "cpuid_15h";
+		case FT_FREQ_CPUID_16H:
+			return "cpuid_16h";
+		case FT_FREQ_HYPERVISOR:
+			return "hypervisor";
+		case FT_FREQ_CALIBRATION:
+			return "calibration";
+	}
+	return "unknown";
+}
+
+static int64_t
+raw_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (int64_t) ts.tv_sec * FT_NS_PER_SEC + ts.tv_nsec;
+}
+
+#if FT_HAVE_TSC
+
+/* Read the CPUID leaves that matter; each read may trap, so read once. */
+static void
+read_cpuid_facts(FtClockFacts *f)
+{
+	unsigned int a,
+				b,
+				c,
+				d;
+	unsigned int max_std,
+				max_ext;
+
+	__cpuid(0, max_std, b, c, d);
+	memcpy(f->cpu_vendor, &b, 4);
+	memcpy(f->cpu_vendor + 4, &d, 4);
+	memcpy(f->cpu_vendor + 8, &c, 4);
+	f->cpu_vendor[12] = '\0';
+
+	if (max_std >= 1)
+	{
+		__cpuid(1, a, b, c, d);
+		f->has_tsc = (d >> 4) & 1;
+		f->hypervisor = (c >> 31) & 1;
+	}
+	if (max_std >= 0x15)
+	{
+		__cpuid_count(0x15, 0, a, b, c, d);
+		/* eax = denominator, ebx = numerator, ecx = crystal Hz */
+		if (a != 0 && b != 0 && c != 0)
+			f->cpuid_15h_hz = (double) c * (double) b / (double) a;
+	}
+	if (max_std >= 0x16)
+	{
+		__cpuid_count(0x16, 0, a, b, c, d);
+		if ((a & 0xffff) != 0)
+			f->cpuid_16h_hz = (double) (a & 0xffff) * 1e6;
+	}
+
+	__cpuid(0x80000000, max_ext, b, c, d);
+	if (max_ext >= 0x80000001)
+	{
+		__cpuid(0x80000001, a, b, c, d);
+		f->rdtscp = (d >> 27) & 1;
+	}
+	if (max_ext >= 0x80000007)
+	{
+		__cpuid(0x80000007, a, b, c, d);
+		f->invariant_tsc = (d >> 8) & 1;
+	}
+	if (strcmp(f->cpu_vendor, "GenuineIntel") == 0)
+		f->lfence_serializing = true;
+	else if ((strcmp(f->cpu_vendor, "AuthenticAMD") == 0 ||
+			  strcmp(f->cpu_vendor, "HygonGenuine") == 0) &&
+			 max_ext >= 0x80000021)
+	{
+		__cpuid(0x80000021, a, b, c, d);
+		f->lfence_serializing = (a >> 2) & 1;
+	}
+
+	if (f->hypervisor)
+	{
+		unsigned int max_hv;
+
+		__cpuid(0x40000000, max_hv, b, c, d);
+		memcpy(f->hypervisor_vendor, &b, 4);
+		memcpy(f->hypervisor_vendor + 4, &c, 4);
+		memcpy(f->hypervisor_vendor + 8, &d, 4);
+		f->hypervisor_vendor[12] = '\0';
+		/* leaf 0x40000010: EAX = TSC frequency in kHz (VMware, some KVM) */
+		if (max_hv >= 0x40000010 && max_hv < 0x40010000)
+		{
+			__cpuid(0x40000010, a, b, c, d);
+			if (a != 0)
+				f->hypervisor_hz = (double) a * 1000.0;
+		}
+	}
+}
+
+/* The ordered read calibration uses: RDTSCP if present, else LFENCE;RDTSC. */
+static inline uint64_t
+ordered_read(bool rdtscp)
+{
+	return rdtscp ? ft_read_tsc_rdtscp() : ft_read_tsc_lfence();
+}
+
+/*
+ * Read CLOCK_MONOTONIC_RAW bracketed between two TSC reads, keeping the
+ * narrowest of several tries: a wide bracket means we were interrupted or
+ * descheduled in between and the pairing is uncertain by that much.
+ */
+static void
+bracketed_read(bool rdtscp, uint64_t *tsc, int64_t *ns, uint64_t *width)
+{
+	uint64_t	best_w = UINT64_MAX;
+
+	for (int i = 0; i < CAL_BRACKET_TRIES; i++)
+	{
+		uint64_t	t0 = ordered_read(rdtscp);
+		int64_t		n = raw_ns();
+		uint64_t	t1 = ordered_read(rdtscp);
+
+		if (t1 >= t0 && t1 - t0 < best_w)
+		{
+			best_w = t1 - t0;
+			*tsc = t0 + (t1 - t0) / 2;
+			*ns = n;
+		}
+	}
+	*width = best_w;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Calibrate the TSC against CLOCK_MONOTONIC_RAW (not slewed by NTP).
+ *
+ * Consecutive windows of at least 10 ms are measured with bracketed reads;
+ * a window is discarded when either of its brackets is much wider than the
+ * narrowest seen (an interrupt or preemption landed inside it: a contended
+ * calibration in a prototype was 6 % off for lack of this check).
+ * We succeed when the last CAL_AGREE_WINDOWS good windows agree within
+ * CAL_AGREE_PPM, and report the rate over their combined span.  All of it
+ * must fit in about 100 ms.  The process is pinned to its current CPU
+ * meanwhile, so a migration between CPUs whose TSCs differ slightly cannot
+ * skew a window.
+ */
+static void
+ft_calibrate_tsc(FtClockFacts *f)
+{
+	cpu_set_t	saved;
+	bool		pinned = false;
+	int64_t		deadline;
+	uint64_t	tsc_prev,
+				w_prev;
+	int64_t		ns_prev;
+	/* chain of good windows: start/end of each */
+	uint64_t	good_t0[64],
+				good_t1[64];
+	int64_t		good_n0[64],
+				good_n1[64];
+	double		good_hz[64];
+	int			ngood = 0,
+				nwindows = 0,
+				nwide = 0;
+	uint64_t	min_w;
+
+	if (sched_getaffinity(0, sizeof(saved), &saved) == 0)
+	{
+		cpu_set_t	one;
+		int			cpu = sched_getcpu();
+
+		if (cpu >= 0)
+		{
+			CPU_ZERO(&one);
+			CPU_SET(cpu, &one);
+			pinned = (sched_setaffinity(0, sizeof(one), &one) == 0);
+		}
+	}
+
+	deadline = raw_ns() + CAL_BUDGET_NS;
+	bracketed_read(f->rdtscp, &tsc_prev, &ns_prev, &w_prev);
+	min_w = w_prev;
+
+	while (raw_ns() + CAL_WINDOW_NS < deadline && ngood < 64)
+	{
+		uint64_t	tsc,
+					w;
+		int64_t		ns;
+		double		hz;
+
+		/* spin rather than sleep: staying on the CPU keeps brackets tight */
+		while (raw_ns() - ns_prev < CAL_WINDOW_NS)
+			;
+		bracketed_read(f->rdtscp, &tsc, &ns, &w);
+		nwindows++;
+		if (w < min_w)
+			min_w = w;
+
+		if (tsc <= tsc_prev || ns <= ns_prev)
+		{
+			tsc_prev = tsc, ns_prev = ns, w_prev = w;
+			continue;
+		}
+		hz = (double) (tsc - tsc_prev) * 1e9 / (double) (ns - ns_prev);
+		if (w_prev <= 2 * min_w + CAL_BRACKET_SLACK &&
+			w <= 2 * min_w + CAL_BRACKET_SLACK)
+		{
+			good_t0[ngood] = tsc_prev;
+			good_n0[ngood] = ns_prev;
+			good_t1[ngood] = tsc;
+			good_n1[ngood] = ns;
+			good_hz[ngood] = hz;
+			ngood++;
+
+			/* do the last few consecutive good windows agree? */
+			if (ngood >= CAL_AGREE_WINDOWS)
+			{
+				double		lo = good_hz[ngood - 1],
+							hi = good_hz[ngood - 1];
+				bool		chained = true;
+				int			first = ngood - CAL_AGREE_WINDOWS;
+
+				for (int i = first; i < ngood; i++)
+				{
+					if (good_hz[i] < lo)
+						lo = good_hz[i];
+					if (good_hz[i] > hi)
+						hi = good_hz[i];
+					if (i > first && good_t0[i] != good_t1[i - 1])
+						chained = false;
+				}
+				if (chained && (hi - lo) / lo * 1e6 <= CAL_AGREE_PPM)
+				{
+					f->calibrated_hz =
+						(double) (good_t1[ngood - 1] - good_t0[first]) * 1e9 /
+						(double) (good_n1[ngood - 1] - good_n0[first]);
+					f->calibration_spread_ppm = (hi - lo) / lo * 1e6;
+					f->calibration_ok = true;
+					break;
+				}
+			}
+		}
+		else
+			nwide++;
+		tsc_prev = tsc, ns_prev = ns, w_prev = w;
+	}
+
+	if (pinned)
+		(void) sched_setaffinity(0, sizeof(saved), &saved);
+
+	if (!f->calibration_ok)
+	{
+		if (ngood > 1)
+		{
+			double		sorted[64];
+
+			memcpy(sorted, good_hz, sizeof(double) * ngood);
+			qsort(sorted, ngood, sizeof(double), cmp_double);
+			snprintf(f->calibration_note, sizeof(f->calibration_note),
+					 "%d windows in 100 ms did not agree within %.0f ppm (%d had wide brackets; measured %.0f to %.0f kHz)",
+					 nwindows, CAL_AGREE_PPM, nwide,
+					 sorted[0] / 1000.0, sorted[ngood - 1] / 1000.0);
+		}
+		else
+			snprintf(f->calibration_note, sizeof(f->calibration_note),
+					 "%d windows in 100 ms did not agree within %.0f ppm (%d had wide brackets: the machine may be too busy)",
+					 nwindows, CAL_AGREE_PPM, nwide);
+	}
+}
+
+/*
+ * Pick the frequency in use.  A value the CPU or hypervisor reports is
+ * exact by construction when it is right, but leaf 0x16 is a nominal base
+ * frequency that need not equal the TSC rate, and hypervisors have been
+ * known to report stale values after migration.  So a reported value is
+ * used only when calibration confirms it within 0.1 %; otherwise the
+ * calibration wins and the reason is kept.
+ */
+static void
+choose_frequency(FtClockFacts *f)
+{
+	struct
+	{
+		double		hz;
+		FtFreqOrigin origin;
+		const char *label;
+	}			cand[3] = {
+		{f->hypervisor_hz, FT_FREQ_HYPERVISOR, "the hypervisor (leaf 0x40000010)"},
+		{f->cpuid_15h_hz, FT_FREQ_CPUID_15H, "CPUID leaf 0x15"},
+		{f->cpuid_16h_hz, FT_FREQ_CPUID_16H, "CPUID leaf 0x16"},
+	};
+
+	f->tsc_hz = 0;
+	f->tsc_hz_origin = FT_FREQ_NONE;
+	if (!f->calibration_ok)
+	{
+		snprintf(f->frequency_note, sizeof(f->frequency_note),
+				 "no frequency: calibration failed");
+		return;
+	}
+
+	for (int i = 0; i < 3; i++)
+	{
+		double		ppm;
+
+		if (!(cand[i].hz > 0))
+			continue;
+		ppm = fabs(cand[i].hz - f->calibrated_hz) / f->calibrated_hz * 1e6;
+		f->disagreement_ppm = ppm;
+		if (ppm <= FREQ_AGREE_PPM)
+		{
+			f->tsc_hz = cand[i].hz;
+			f->tsc_hz_origin = cand[i].origin;
+			snprintf(f->frequency_note, sizeof(f->frequency_note),
+					 "%s reports %.0f kHz, confirmed by calibration within %.0f ppm",
+					 cand[i].label, cand[i].hz / 1000.0, ppm);
+			return;
+		}
+		f->tsc_hz = f->calibrated_hz;
+		f->tsc_hz_origin = FT_FREQ_CALIBRATION;
+		snprintf(f->frequency_note, sizeof(f->frequency_note),
+				 "%s reports %.0f kHz but calibration measured %.0f kHz (%.0f ppm apart, more than %.0f); using the calibration",
+				 cand[i].label, cand[i].hz / 1000.0, f->calibrated_hz / 1000.0,
+				 ppm, FREQ_AGREE_PPM);
+		return;
+	}
+	f->tsc_hz = f->calibrated_hz;
+	f->tsc_hz_origin = FT_FREQ_CALIBRATION;
+	snprintf(f->frequency_note, sizeof(f->frequency_note),
+			 "neither the CPU nor the hypervisor reports the TSC frequency; calibrated against CLOCK_MONOTONIC_RAW");
+}
+#endif							/* FT_HAVE_TSC */
+
+/* Read one line of a sysfs file, without the trailing newline/space. */
+static void
+read_sysfs_line(const char *path, char *buf, size_t len)
+{
+	FILE	   *fp = fopen(path, "r");
+	size_t		n;
+
+	buf[0] = '\0';
+	if (fp == NULL)
+		return;
+	if (fgets(buf, (int) len, fp) == NULL)
+		buf[0] = '\0';
+	fclose(fp);
+	n = strlen(buf);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+}
+
+/*
+ * Median cost of one read, in ns: time 15 rounds of 1000 reads each with
+ * clock_gettime and take the median round, so one interrupt does not
+ * count.  The kind selects the clock.
+ */
+typedef enum
+{
+	READ_CLOCK_GETTIME,
+	READ_TSC,
+	READ_TSC_RDTSCP,
+	READ_TSC_LFENCE
+} ReadKind;
+
+static double
+measure_read_cost(ReadKind kind)
+{
+	double		rounds[15];
+	volatile uint64_t sink = 0;
+
+	for (int r = 0; r < 15; r++)
+	{
+		int64_t		t0 = ft_read_clock_gettime_ns();
+		uint64_t	acc = 0;
+
+		for (int i = 0; i < 1000; i++)
+		{
+			switch (kind)
+			{
+				case READ_CLOCK_GETTIME:
+					acc += (uint64_t) ft_read_clock_gettime_ns();
+					break;
+				case READ_TSC:
+					acc += ft_read_tsc();
+					break;
+				case READ_TSC_RDTSCP:
+					acc += ft_read_tsc_rdtscp();
+					break;
+				case READ_TSC_LFENCE:
+					acc += ft_read_tsc_lfence();
+					break;
+			}
+		}
+		sink += acc;
+		rounds[r] = (double) (ft_read_clock_gettime_ns() - t0) / 1000.0;
+	}
+	(void) sink;
+	qsort(rounds, 15, sizeof(double), cmp_double);
+	return rounds[7];
+}
+
+/*
+ * Gather every fact.  Safe to call on any platform; on anything but x86-64
+ * the TSC facts stay false and only the kernel and clock_gettime facts are
+ * filled in.
+ */
+void
+ft_detect_clock_facts(FtClockFacts *f)
+{
+	memset(f, 0, sizeof(*f));
+
+	read_sysfs_line(CLOCKSOURCE_DIR "current_clocksource",
+					f->kernel_clocksource, sizeof(f->kernel_clocksource));
+	read_sysfs_line(CLOCKSOURCE_DIR "available_clocksource",
+					f->kernel_available, sizeof(f->kernel_available));
+	f->ns_per_read_clock_gettime = measure_read_cost(READ_CLOCK_GETTIME);
+
+#if FT_HAVE_TSC
+	f->is_x86_64 = true;
+	read_cpuid_facts(f);
+	if (f->has_tsc)
+	{
+		f->ns_per_read_tsc = measure_read_cost(READ_TSC);
+		f->ns_per_read_tsc_ordered =
+			measure_read_cost(f->rdtscp ? READ_TSC_RDTSCP : READ_TSC_LFENCE);
+		ft_calibrate_tsc(f);
+		choose_frequency(f);
+	}
+	else
+		snprintf(f->calibration_note, sizeof(f->calibration_note),
+				 "the CPU has no TSC");
+#else
+	snprintf(f->calibration_note, sizeof(f->calibration_note),
+			 "not an x86-64 CPU");
+	snprintf(f->frequency_note, sizeof(f->frequency_note),
+			 "not an x86-64 CPU");
+#endif
+	f->detected = true;
+}
+
+/*
+ * Facts travel to parallel workers as a hex image of the structure, tagged
+ * with its size.  Leader and worker run the same shared library, so the
+ * layout is identical; the tag rejects anything else.
+ */
+#define FACTS_TAG "ft1:"
+
+void
+ft_facts_serialize(const FtClockFacts *facts, char *buf, size_t buflen)
+{
+	const unsigned char *p = (const unsigned char *) facts;
+	size_t		need = strlen(FACTS_TAG) + 8 + 1 + sizeof(*facts) * 2 + 1;
+	char	   *out;
+
+	if (buflen < need)
+	{
+		if (buflen > 0)
+			buf[0] = '\0';
+		return;
+	}
+	out = buf + sprintf(buf, FACTS_TAG "%08zx:", sizeof(*facts));
+	for (size_t i = 0; i < sizeof(*facts); i++)
+		out += sprintf(out, "%02x", p[i]);
+	*out = '\0';
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+bool
+ft_facts_parse(const char *str, FtClockFacts *facts)
+{
+	FtClockFacts tmp;
+	unsigned char *p = (unsigned char *) &tmp;
+	char		sizebuf[9];
+	size_t		taglen = strlen(FACTS_TAG);
+
+	if (str == NULL || strncmp(str, FACTS_TAG, taglen) != 0)
+		return false;
+	str += taglen;
+	if (strlen(str) != 8 + 1 + sizeof(tmp) * 2 || str[8] != ':')
+		return false;
+	memcpy(sizebuf, str, 8);
+	sizebuf[8] = '\0';
+	if (strtoul(sizebuf, NULL, 16) != sizeof(tmp))
+		return false;
+	str += 9;
+	for (size_t i = 0; i < sizeof(tmp); i++)
+	{
+		int			hi = hexval(str[2 * i]);
+		int			lo = hexval(str[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return false;
+		p[i] = (unsigned char) (hi << 4 | lo);
+	}
+	/* strings must be terminated, and the image must claim to be complete */
+	if (!tmp.detected ||
+		memchr(tmp.cpu_vendor, '\0', sizeof(tmp.cpu_vendor)) == NULL ||
+		memchr(tmp.hypervisor_vendor, '\0', sizeof(tmp.hypervisor_vendor)) == NULL ||
+		memchr(tmp.calibration_note, '\0', sizeof(tmp.calibration_note)) == NULL ||
+		memchr(tmp.frequency_note, '\0', sizeof(tmp.frequency_note)) == NULL ||
+		memchr(tmp.kernel_clocksource, '\0', sizeof(tmp.kernel_clocksource)) == NULL ||
+		memchr(tmp.kernel_available, '\0', sizeof(tmp.kernel_available)) == NULL)
+		return false;
+	*facts = tmp;
+	return true;
+}

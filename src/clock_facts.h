@@ -1,0 +1,87 @@
+/*-------------------------------------------------------------------------
+ *
+ * clock_facts.h
+ *	  What fasttime knows about this machine's clocks.
+ *
+ * The facts are gathered once (CPUID traps to the hypervisor on virtual
+ * machines and calibration takes tens of milliseconds) and then only read.
+ * The structure is plain C so the decision logic and its unit tests can
+ * be built without a server.
+ *
+ * src/clock_facts.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FASTTIME_CLOCK_FACTS_H
+#define FASTTIME_CLOCK_FACTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Where the TSC frequency in use came from. */
+typedef enum FtFreqOrigin
+{
+	FT_FREQ_NONE = 0,
+	FT_FREQ_CPUID_15H,			/* CPUID leaf 0x15: crystal * ratio */
+	FT_FREQ_CPUID_16H,			/* CPUID leaf 0x16: base frequency */
+	FT_FREQ_HYPERVISOR,			/* hypervisor leaf 0x40000010 */
+	FT_FREQ_CALIBRATION			/* measured against CLOCK_MONOTONIC_RAW */
+} FtFreqOrigin;
+
+typedef struct FtClockFacts
+{
+	bool		detected;		/* facts have been gathered */
+
+	/* CPU */
+	bool		is_x86_64;
+	char		cpu_vendor[16]; /* "GenuineIntel", "AuthenticAMD", ... */
+	bool		has_tsc;		/* CPUID 1 EDX bit 4 */
+	bool		invariant_tsc;	/* CPUID 0x80000007 EDX bit 8 */
+	bool		rdtscp;			/* CPUID 0x80000001 EDX bit 27 */
+	bool		lfence_serializing; /* Intel always; AMD 0x80000021 EAX bit 2 */
+	bool		hypervisor;		/* CPUID 1 ECX bit 31 */
+	char		hypervisor_vendor[16];	/* "KVMKVMKVM", "VMwareVMware", ... */
+
+	/* frequency candidates, in Hz; 0 when that source has no value */
+	double		cpuid_15h_hz;
+	double		cpuid_16h_hz;
+	double		hypervisor_hz;
+
+	/* calibration against CLOCK_MONOTONIC_RAW */
+	bool		calibration_ok;
+	double		calibrated_hz;
+	double		calibration_spread_ppm; /* max-min of agreeing windows */
+	char		calibration_note[160];	/* why it failed, if it did */
+
+	/* the frequency in use (0 = unknown) and where it came from */
+	double		tsc_hz;
+	FtFreqOrigin tsc_hz_origin;
+	double		disagreement_ppm;	/* reported value vs calibration; 0 if none */
+	char		frequency_note[200];	/* why this frequency was chosen */
+
+	/* the Linux kernel's verdict; "" when it could not be read */
+	char		kernel_clocksource[64];
+	char		kernel_available[256];
+
+	/* measured cost of one read, ns (median of a short loop); 0 unknown */
+	double		ns_per_read_clock_gettime;
+	double		ns_per_read_tsc;
+	double		ns_per_read_tsc_ordered;
+} FtClockFacts;
+
+/* Gather every fact about this machine (slow: CPUID, calibration). */
+extern void ft_detect_clock_facts(FtClockFacts *facts);
+
+/* Name of a frequency origin as shown to users. */
+extern const char *ft_freq_origin_name(FtFreqOrigin origin);
+
+/*
+ * Serialize the facts to a string and back, so a parallel worker that
+ * loaded the library itself can adopt its leader's facts instead of
+ * measuring again.  ft_facts_parse returns false on a malformed string.
+ */
+extern void ft_facts_serialize(const FtClockFacts *facts, char *buf,
+							   size_t buflen);
+extern bool ft_facts_parse(const char *str, FtClockFacts *facts);
+
+#endif							/* FASTTIME_CLOCK_FACTS_H */

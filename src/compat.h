@@ -1,0 +1,76 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *	  Everything that differs between the PostgreSQL versions fasttime
+ *	  builds against.  No other file tests PG_VERSION_NUM.
+ *
+ * src/compat.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FASTTIME_COMPAT_H
+#define FASTTIME_COMPAT_H
+
+#include "postgres.h"
+
+#include "executor/executor.h"
+#include "executor/instrument.h"
+#include "portability/instr_time.h"
+
+#if PG_VERSION_NUM < 150000
+#error "fasttime requires PostgreSQL 15 or later"
+#endif
+
+#if PG_VERSION_NUM >= 190000
+#error "PostgreSQL 19 and later time plan nodes with the TSC themselves: use the core setting timing_clock_source instead of fasttime"
+#endif
+
+/*
+ * Add a number of nanoseconds to an instr_time accumulator.
+ *
+ * Up to PostgreSQL 15, instr_time is a struct timespec, kept normalized
+ * (0 <= tv_nsec < 1e9) by the stock macros; we keep it so, since the stock
+ * INSTR_TIME_ACCUM_DIFF that Hash and BitmapIndexScan nodes still run on the
+ * same counter normalizes with loops.  One iteration covers a second of node
+ * time, so the loop is almost never taken and never long.  From 16 on it is
+ * a plain count of nanoseconds.
+ */
+static inline void
+ft_instr_time_add_ns(instr_time *t, uint64 ns)
+{
+#if PG_VERSION_NUM < 160000
+	t->tv_nsec += (long) ns;
+	while (unlikely(t->tv_nsec >= 1000000000L))
+	{
+		t->tv_nsec -= 1000000000L;
+		t->tv_sec++;
+	}
+#else
+	t->ticks += (int64) ns;
+#endif
+}
+
+/*
+ * Record the time of the current cycle's first tuple, as stock
+ * InstrStopNode does.
+ */
+static inline void
+ft_instr_set_firsttuple(Instrumentation *instr)
+{
+	instr->firsttuple = INSTR_TIME_GET_DOUBLE(instr->counter);
+}
+
+/*
+ * ExecutorRun hook signature: PostgreSQL 18 dropped execute_once.
+ */
+#if PG_VERSION_NUM < 180000
+#define FT_EXECUTORRUN_ARGS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count, bool execute_once
+#define FT_EXECUTORRUN_CALL(fn) fn(queryDesc, direction, count, execute_once)
+#else
+#define FT_EXECUTORRUN_ARGS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count
+#define FT_EXECUTORRUN_CALL(fn) fn(queryDesc, direction, count)
+#endif
+
+#endif							/* FASTTIME_COMPAT_H */

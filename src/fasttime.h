@@ -1,0 +1,29 @@
+/*-------------------------------------------------------------------------
+ *
+ * fasttime.h
+ *	  Declarations shared by fasttime's source files.
+ *
+ * src/fasttime.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FASTTIME_H
+#define FASTTIME_H
+
+#include "clock_decide.h"
+#include "clock_facts.h"
+#include "ticks.h"
+
+/* fasttime.c: settings and state */
+extern int	ft_clock_setting;	/* fasttime.clock_source, an FtClockSetting */
+extern FtTickConv ft_conv;		/* TSC conversion in use by the node wrapper */
+
+extern const FtClockFacts *ft_get_facts(void);
+extern const FtDecision *ft_get_decision(FtClockSetting setting);
+extern FtClockChoice ft_effective_choice(void);
+extern void ft_publish_facts(void);
+
+/* node_timing.c: executor hooks */
+extern void ft_install_executor_hooks(void);
+
+#endif							/* FASTTIME_H */

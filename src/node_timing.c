@@ -1,0 +1,287 @@
+/*-------------------------------------------------------------------------
+ *
+ * node_timing.c
+ *	  Executor hooks that time plan nodes with the TSC.
+ *
+ * Stock PostgreSQL times a node by pointing its ExecProcNode at
+ * ExecProcNodeInstr, which brackets each call with InstrStartNode and
+ * InstrStopNode, each reading clock_gettime().  When the TSC is in effect
+ * and a query asks for per-node timing, we point every timed node at
+ * ft_exec_proc_node_instr instead: the same bookkeeping, with two RDTSC
+ * reads held in local variables and the elapsed nanoseconds added to the
+ * node's counter.  Everything downstream (InstrEndLoop, InstrAggNode,
+ * parallel workers' shared instrumentation, EXPLAIN, auto_explain) reads
+ * that counter exactly as it would a stock one.
+ *
+ * Places that call InstrStartNode/InstrStopNode themselves (Hash and bitmap
+ * nodes under MultiExecProcNode, async requests) keep doing so with the
+ * stock clock; we never touch instr->starttime, and both clocks add
+ * nanoseconds to the same counter, so their sums stay consistent.
+ *
+ * Parallel hash join re-arms stock timing behind our back: it calls
+ * ExecSetExecProcNode() when it learns it is parallel, in the leader during
+ * the first call of the Gather above it and in workers after ExecutorStart.
+ * Gather and Gather Merge nodes therefore get a wrapper that re-walks their
+ * subtree after each (re)initialization, and workers re-walk the whole tree
+ * in ExecutorRun.
+ *
+ * src/node_timing.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "compat.h"
+
+#include "access/parallel.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
+
+#include "fasttime.h"
+
+static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ExecutorRun_hook_type prev_ExecutorRun = NULL;
+
+/* the stock ExecProcNodeFirst and ExecProcNodeInstr, learned at run time */
+static ExecProcNodeMtd stock_first = NULL;
+static ExecProcNodeMtd stock_instr = NULL;
+static bool stock_known = false;
+
+static TupleTableSlot *ft_exec_proc_node_first(PlanState *node);
+static TupleTableSlot *ft_exec_proc_node_instr(PlanState *node);
+static TupleTableSlot *ft_exec_proc_node_gather(PlanState *node);
+static bool ft_retime_walker(PlanState *ps, void *context);
+
+/*
+ * A node method that returns no tuple; only used to learn the addresses of
+ * the stock wrappers.
+ */
+static TupleTableSlot *
+probe_exec_proc_node(PlanState *node)
+{
+	return NULL;
+}
+
+/*
+ * Learn the addresses of execProcnode.c's static ExecProcNodeFirst and
+ * ExecProcNodeInstr by running a dummy node through them once.  We need
+ * them to recognise nodes that stock code has (re)armed, and to leave alone
+ * any node some other extension has wrapped.  The dummy has
+ * instrumentation without timer, buffer or WAL usage, so the stock
+ * wrappers touch nothing outside it.
+ */
+static void
+learn_stock_wrappers(void)
+{
+	PlanState	ps;
+	Instrumentation instr;
+
+	memset(&ps, 0, sizeof(ps));
+	memset(&instr, 0, sizeof(instr));
+	ps.instrument = &instr;
+	ExecSetExecProcNode(&ps, probe_exec_proc_node);
+	stock_first = ps.ExecProcNode;
+	(void) ExecProcNode(&ps);
+	stock_instr = ps.ExecProcNode;
+
+	stock_known = (stock_first != NULL && stock_instr != NULL &&
+				   stock_first != stock_instr &&
+				   stock_first != probe_exec_proc_node &&
+				   stock_instr != probe_exec_proc_node);
+	if (!stock_known)
+		ereport(WARNING,
+				(errmsg("fasttime could not identify the executor's instrumentation wrappers"),
+				 errdetail("Plan nodes will be timed by stock PostgreSQL with clock_gettime().")));
+}
+
+/*
+ * The timed method for a node: Gather nodes need the variant that repairs
+ * what parallel initialization undoes.
+ */
+static inline ExecProcNodeMtd
+timed_method(PlanState *ps)
+{
+	if (IsA(ps, GatherState) || IsA(ps, GatherMergeState))
+		return ft_exec_proc_node_gather;
+	return ft_exec_proc_node_instr;
+}
+
+/*
+ * First call of a timed node: the stack depth check stock
+ * ExecProcNodeFirst does once per node, then the timed method for good.
+ */
+static TupleTableSlot *
+ft_exec_proc_node_first(PlanState *node)
+{
+	check_stack_depth();
+	node->ExecProcNode = timed_method(node);
+	return node->ExecProcNode(node);
+}
+
+/*
+ * The hot path: stock ExecProcNodeInstr with InstrStartNode and
+ * InstrStopNode folded in, reading the TSC instead of clock_gettime().
+ * No division, no system call, no branch on the clock in use.
+ */
+static TupleTableSlot *
+ft_exec_proc_node_instr(PlanState *node)
+{
+	Instrumentation *instr = node->instrument;
+	TupleTableSlot *result;
+	uint64		start;
+	uint64		stop;
+	double		save_tuplecount;
+
+	/* InstrStartNode */
+	start = ft_node_ticks();
+	if (instr->need_bufusage)
+		instr->bufusage_start = pgBufferUsage;
+	if (instr->need_walusage)
+		instr->walusage_start = pgWalUsage;
+
+	result = node->ExecProcNodeReal(node);
+
+	/* InstrStopNode */
+	save_tuplecount = instr->tuplecount;
+	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;
+	stop = ft_node_ticks();
+	ft_instr_time_add_ns(&instr->counter,
+						 ft_ticks_to_ns(&ft_conv, (int64) (stop - start)));
+
+	if (instr->need_bufusage)
+		BufferUsageAccumDiff(&instr->bufusage,
+							 &pgBufferUsage, &instr->bufusage_start);
+	if (instr->need_walusage)
+		WalUsageAccumDiff(&instr->walusage,
+						  &pgWalUsage, &instr->walusage_start);
+
+	/* Is this the first tuple of this cycle? */
+	if (!instr->running)
+	{
+		instr->running = true;
+		ft_instr_set_firsttuple(instr);
+	}
+	else if (instr->async_mode && save_tuplecount < 1.0)
+		ft_instr_set_firsttuple(instr);
+
+	return result;
+}
+
+/*
+ * Gather and Gather Merge: timed like any node, but whenever a call
+ * (re)initializes the parallel machinery, the subtree is walked again,
+ * because a parallel hash join below has just re-armed stock timing.  Its
+ * own leader-side first call has already run under stock timing by then;
+ * that is one clock_gettime() pair, in the same units.
+ */
+static TupleTableSlot *
+ft_exec_proc_node_gather(PlanState *node)
+{
+	bool		initialized;
+	TupleTableSlot *result;
+
+	if (IsA(node, GatherState))
+		initialized = ((GatherState *) node)->initialized;
+	else
+		initialized = ((GatherMergeState *) node)->initialized;
+
+	result = ft_exec_proc_node_instr(node);
+
+	if (!initialized)
+		(void) planstate_tree_walker(node, ft_retime_walker, NULL);
+	return result;
+}
+
+/*
+ * Point one node, and recursively its children, at the TSC wrappers.  Only
+ * nodes that are timed and currently on a stock wrapper are touched, which
+ * makes this idempotent and leaves other extensions' wrappers alone.
+ */
+static bool
+ft_retime_walker(PlanState *ps, void *context)
+{
+	if (ps->instrument != NULL && ps->instrument->need_timer)
+	{
+		if (ps->ExecProcNode == stock_first)
+			ps->ExecProcNode = ft_exec_proc_node_first;
+		else if (ps->ExecProcNode == stock_instr)
+			ps->ExecProcNode = timed_method(ps);
+	}
+	return planstate_tree_walker(ps, ft_retime_walker, context);
+}
+
+/* Retime a whole query: the main tree and every subplan's tree. */
+static void
+ft_retime_query(QueryDesc *queryDesc)
+{
+	ListCell   *lc;
+
+	(void) ft_retime_walker(queryDesc->planstate, NULL);
+	foreach(lc, queryDesc->estate->es_subplanstates)
+	{
+		PlanState  *sps = (PlanState *) lfirst(lc);
+
+		if (sps != NULL)
+			(void) ft_retime_walker(sps, NULL);
+	}
+}
+
+/* Does this query want TSC node timing? */
+static bool
+wants_tsc_timing(QueryDesc *queryDesc)
+{
+	return queryDesc->planstate != NULL &&
+		queryDesc->estate != NULL &&
+		(queryDesc->instrument_options & INSTRUMENT_TIMER) != 0 &&
+		ft_effective_choice() == FT_CHOICE_TSC &&
+		stock_known;
+}
+
+/*
+ * ExecutorStart hook: after the plan tree exists (and whatever hook
+ * before us has asked for instrumentation, as auto_explain does), switch
+ * its timed nodes to the TSC.
+ */
+static void
+ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+
+	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && wants_tsc_timing(queryDesc))
+	{
+		if (!IsParallelWorker())
+			ft_publish_facts();
+		ft_retime_query(queryDesc);
+	}
+}
+
+/*
+ * ExecutorRun hook: in a parallel worker, ExecParallelInitializeWorker ran
+ * between ExecutorStart and now and may have re-armed stock timing.
+ */
+static void
+ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
+{
+	if (IsParallelWorker() && wants_tsc_timing(queryDesc))
+		ft_retime_query(queryDesc);
+
+	if (prev_ExecutorRun)
+		FT_EXECUTORRUN_CALL(prev_ExecutorRun);
+	else
+		FT_EXECUTORRUN_CALL(standard_ExecutorRun);
+}
+
+/* Chain our hooks in front of whatever was installed before us. */
+void
+ft_install_executor_hooks(void)
+{
+	learn_stock_wrappers();
+
+	prev_ExecutorStart = ExecutorStart_hook;
+	ExecutorStart_hook = ft_ExecutorStart;
+	prev_ExecutorRun = ExecutorRun_hook;
+	ExecutorRun_hook = ft_ExecutorRun;
+}
