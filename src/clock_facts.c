@@ -332,6 +332,8 @@ ft_calibrate_tsc(FtClockFacts *f)
 	}
 }
 
+#endif							/* FT_HAVE_TSC */
+
 /*
  * Pick the frequency in use.  A value the CPU or hypervisor reports is
  * exact by construction when it is right, but leaf 0x16 is a nominal base
@@ -340,8 +342,8 @@ ft_calibrate_tsc(FtClockFacts *f)
  * used only when calibration confirms it within 0.1 %; otherwise the
  * calibration wins and the reason is kept.
  */
-static void
-choose_frequency(FtClockFacts *f)
+void
+ft_choose_frequency(FtClockFacts *f)
 {
 	struct
 	{
@@ -393,7 +395,6 @@ choose_frequency(FtClockFacts *f)
 	snprintf(f->frequency_note, sizeof(f->frequency_note),
 			 "neither the CPU nor the hypervisor reports the TSC frequency; calibrated against CLOCK_MONOTONIC_RAW");
 }
-#endif							/* FT_HAVE_TSC */
 
 /* Read one line of a sysfs file, without the trailing newline/space. */
 static void
@@ -488,7 +489,7 @@ ft_detect_clock_facts(FtClockFacts *f)
 		f->ns_per_read_tsc_ordered =
 			measure_read_cost(f->rdtscp ? READ_TSC_RDTSCP : READ_TSC_LFENCE);
 		ft_calibrate_tsc(f);
-		choose_frequency(f);
+		ft_choose_frequency(f);
 	}
 	else
 		snprintf(f->calibration_note, sizeof(f->calibration_note),
@@ -500,6 +501,9 @@ ft_detect_clock_facts(FtClockFacts *f)
 			 "not an x86-64 CPU");
 #endif
 	f->detected = true;
+#ifdef FASTTIME_FAULT_INJECTION
+	ft_fault_apply_facts(f);	/* test builds only: FASTTIME_FAULT_FACTS */
+#endif
 }
 
 /*

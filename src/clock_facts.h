@@ -72,6 +72,18 @@ typedef struct FtClockFacts
 /* Gather every fact about this machine (slow: CPUID, calibration). */
 extern void ft_detect_clock_facts(FtClockFacts *facts);
 
+/*
+ * Choose the frequency in use (tsc_hz, tsc_hz_origin, disagreement_ppm,
+ * frequency_note) from the reported candidates and the calibration.  Part
+ * of detection; exposed so unit tests can feed it made-up facts.
+ */
+extern void ft_choose_frequency(FtClockFacts *facts);
+
+#ifdef FASTTIME_FAULT_INJECTION
+/* fault_injection.c: degrade detected facts per FASTTIME_FAULT_FACTS */
+extern void ft_fault_apply_facts(FtClockFacts *facts);
+#endif
+
 /* Name of a frequency origin as shown to users. */
 extern const char *ft_freq_origin_name(FtFreqOrigin origin);
 
