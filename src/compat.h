@@ -50,6 +50,18 @@ ft_instr_time_add_ns(instr_time *t, uint64 ns)
 #endif
 }
 
+/* Set an instr_time accumulator to a number of nanoseconds. */
+static inline void
+ft_instr_time_set_ns(instr_time *t, uint64 ns)
+{
+#if PG_VERSION_NUM < 160000
+	t->tv_sec = (time_t) (ns / 1000000000);
+	t->tv_nsec = (long) (ns % 1000000000);
+#else
+	t->ticks = (int64) ns;
+#endif
+}
+
 /*
  * Record the time of the current cycle's first tuple, as stock
  * InstrStopNode does.

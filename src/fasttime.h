@@ -24,6 +24,14 @@ extern FtClockChoice ft_effective_choice(void);
 extern void ft_publish_facts(void);
 
 /* node_timing.c: executor hooks */
+typedef struct FtNodeTimingStats
+{
+	int64		queries;		/* queries whose nodes were TSC-timed */
+	int			last_query_nodes;	/* TSC-timed nodes in the latest one */
+	int64		disagreements;	/* queries where the TSC disagreed */
+} FtNodeTimingStats;
+
+extern FtNodeTimingStats ft_node_timing_stats;
 extern void ft_install_executor_hooks(void);
 
 #endif							/* FASTTIME_H */

@@ -25,6 +25,12 @@
  * subtree after each (re)initialization, and workers re-walk the whole tree
  * in ExecutorRun.
  *
+ * Finally, a TSC can misbehave in ways no start-up check sees (a reset, a
+ * hypervisor changing its rate after live migration).  Each TSC-timed
+ * query notes both clocks when it starts; when it finishes, a TSC that
+ * disagrees with clock_gettime by more than 0.1 % draws a WARNING, and in
+ * any case no node is left claiming more time than the query has taken.
+ *
  * src/node_timing.c
  *
  *-------------------------------------------------------------------------
@@ -32,6 +38,7 @@
 #include "compat.h"
 
 #include "access/parallel.h"
+#include "access/xact.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
@@ -41,6 +48,28 @@
 
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
+static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
+
+/*
+ * Both clocks at the start of each TSC-timed query still running in this
+ * process, innermost last.  Nesting deeper than this only skips the check.
+ */
+#define FT_MAX_NESTED_QUERIES 32
+typedef struct FtQueryClock
+{
+	QueryDesc  *queryDesc;
+	uint64		tsc_start;
+	int64		wall_start_ns;
+} FtQueryClock;
+static FtQueryClock query_clocks[FT_MAX_NESTED_QUERIES];
+static int	n_query_clocks = 0;
+
+/* tolerated disagreement between the clocks over one query */
+#define FT_DRIFT_TOLERANCE_PPM	1000
+#define FT_DRIFT_TOLERANCE_NS	50000
+
+/* what this backend has done, for fasttime_status() */
+FtNodeTimingStats ft_node_timing_stats;
 
 /* the stock ExecProcNodeFirst and ExecProcNodeInstr, learned at run time */
 static ExecProcNodeMtd stock_first = NULL;
@@ -188,7 +217,14 @@ ft_exec_proc_node_gather(PlanState *node)
 	result = ft_exec_proc_node_instr(node);
 
 	if (!initialized)
-		(void) planstate_tree_walker(node, ft_retime_walker, NULL);
+	{
+		int			n = 0;
+
+		(void) planstate_tree_walker(node, ft_retime_walker, &n);
+		ereport(DEBUG1,
+				(errmsg_internal("fasttime: %d plan nodes below %s re-armed for TSC timing after parallel start-up",
+								 n, IsA(node, GatherState) ? "Gather" : "Gather Merge")));
+	}
 	return result;
 }
 
@@ -203,27 +239,121 @@ ft_retime_walker(PlanState *ps, void *context)
 	if (ps->instrument != NULL && ps->instrument->need_timer)
 	{
 		if (ps->ExecProcNode == stock_first)
+		{
 			ps->ExecProcNode = ft_exec_proc_node_first;
+			(*(int *) context)++;
+		}
 		else if (ps->ExecProcNode == stock_instr)
+		{
 			ps->ExecProcNode = timed_method(ps);
+			(*(int *) context)++;
+		}
 	}
 	return planstate_tree_walker(ps, ft_retime_walker, context);
 }
 
-/* Retime a whole query: the main tree and every subplan's tree. */
+/*
+ * Apply a walker to a whole query: the main tree and every subplan's tree.
+ */
 static void
-ft_retime_query(QueryDesc *queryDesc)
+walk_query(QueryDesc *queryDesc, bool (*walker) (PlanState *, void *),
+		   void *context)
 {
 	ListCell   *lc;
 
-	(void) ft_retime_walker(queryDesc->planstate, NULL);
+	(void) walker(queryDesc->planstate, context);
 	foreach(lc, queryDesc->estate->es_subplanstates)
 	{
 		PlanState  *sps = (PlanState *) lfirst(lc);
 
 		if (sps != NULL)
-			(void) ft_retime_walker(sps, NULL);
+			(void) walker(sps, context);
 	}
+}
+
+/* Count the nodes of a query that are on the TSC wrappers. */
+static bool
+count_tsc_walker(PlanState *ps, void *context)
+{
+	if (ps->ExecProcNode == ft_exec_proc_node_first ||
+		ps->ExecProcNode == ft_exec_proc_node_instr ||
+		ps->ExecProcNode == ft_exec_proc_node_gather)
+		(*(int *) context)++;
+	return planstate_tree_walker(ps, count_tsc_walker, context);
+}
+
+/*
+ * Retime a whole query, and say so at DEBUG1 for tests and the curious:
+ * how many nodes this walk switched, and how many are TSC-timed in all.
+ */
+static void
+ft_retime_query(QueryDesc *queryDesc, const char *when)
+{
+	int			switched = 0;
+	int			n = 0;
+
+	walk_query(queryDesc, ft_retime_walker, &switched);
+	walk_query(queryDesc, count_tsc_walker, &n);
+	ft_node_timing_stats.last_query_nodes = n;
+	ereport(DEBUG1,
+			(errmsg_internal("fasttime: %d plan nodes timed with the TSC in %s at %s (%d switched)",
+							 n, IsParallelWorker() ? "parallel worker" : "backend",
+							 when, switched)));
+}
+
+/*
+ * Cap one node's accumulated time at the limit (seconds), for the
+ * ExecutorFinish check.  Nodes below a Gather carry, in the leader, the
+ * sum over all processes once workers have reported, so their limit is
+ * multiplied by the number of processes.
+ */
+typedef struct CapContext
+{
+	double		limit;			/* seconds, for one process */
+	double		processes;		/* processes whose times are summed here */
+	int			capped;			/* nodes changed */
+} CapContext;
+
+static bool
+cap_walker(PlanState *ps, void *context)
+{
+	CapContext *cap = (CapContext *) context;
+	Instrumentation *instr = ps->instrument;
+	double		saved_processes = cap->processes;
+	bool		result;
+
+	if (instr != NULL && instr->need_timer)
+	{
+		double		limit = cap->limit * cap->processes;
+		double		current = INSTR_TIME_GET_DOUBLE(instr->counter);
+		bool		changed = false;
+
+		if (instr->total > limit)
+		{
+			instr->total = limit;
+			changed = true;
+		}
+		if (instr->startup > instr->total)
+			instr->startup = instr->total;
+		if (current > limit - instr->total)
+		{
+			current = limit - instr->total;
+			ft_instr_time_set_ns(&instr->counter, (uint64) (current * 1e9));
+			changed = true;
+		}
+		if (instr->firsttuple > current)
+			instr->firsttuple = current;
+		if (changed)
+			cap->capped++;
+	}
+
+	if (IsA(ps, GatherState))
+		cap->processes += ((GatherState *) ps)->nworkers_launched;
+	else if (IsA(ps, GatherMergeState))
+		cap->processes += ((GatherMergeState *) ps)->nworkers_launched;
+	result = planstate_tree_walker(ps, cap_walker, context);
+	cap->processes = saved_processes;
+	return result;
 }
 
 /* Does this query want TSC node timing? */
@@ -254,7 +384,16 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	{
 		if (!IsParallelWorker())
 			ft_publish_facts();
-		ft_retime_query(queryDesc);
+		ft_retime_query(queryDesc, "ExecutorStart");
+		ft_node_timing_stats.queries++;
+		if (n_query_clocks < FT_MAX_NESTED_QUERIES)
+		{
+			FtQueryClock *qc = &query_clocks[n_query_clocks++];
+
+			qc->queryDesc = queryDesc;
+			qc->tsc_start = ft_node_ticks();
+			qc->wall_start_ns = ft_read_clock_gettime_ns();
+		}
 	}
 }
 
@@ -266,12 +405,80 @@ static void
 ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 {
 	if (IsParallelWorker() && wants_tsc_timing(queryDesc))
-		ft_retime_query(queryDesc);
+		ft_retime_query(queryDesc, "ExecutorRun");
 
 	if (prev_ExecutorRun)
 		FT_EXECUTORRUN_CALL(prev_ExecutorRun);
 	else
 		FT_EXECUTORRUN_CALL(standard_ExecutorRun);
+}
+
+/*
+ * ExecutorFinish hook: the plan has run (in a parallel worker, its
+ * instrumentation is about to be reported to the leader).  Compare the
+ * clocks over the whole query and cap node times at the elapsed time.
+ */
+static void
+ft_ExecutorFinish(QueryDesc *queryDesc)
+{
+	int			i;
+
+	if (prev_ExecutorFinish)
+		prev_ExecutorFinish(queryDesc);
+	else
+		standard_ExecutorFinish(queryDesc);
+
+	for (i = n_query_clocks - 1; i >= 0; i--)
+	{
+		if (query_clocks[i].queryDesc == queryDesc)
+			break;
+	}
+	if (i >= 0)
+	{
+		FtQueryClock qc = query_clocks[i];
+		uint64		tsc_end = ft_node_ticks();
+		int64		wall_ns = ft_read_clock_gettime_ns() - qc.wall_start_ns;
+		int64		tsc_delta = (int64) (tsc_end - qc.tsc_start);
+		int64		tsc_ns = (int64) ft_ticks_to_ns(&ft_conv, tsc_delta);
+		int64		tolerance = FT_DRIFT_TOLERANCE_NS +
+			wall_ns / (1000000 / FT_DRIFT_TOLERANCE_PPM);
+		CapContext	cap;
+
+		/* entries above ours belong to queries that failed: drop them too */
+		n_query_clocks = i;
+
+		if (wall_ns < 0)
+			wall_ns = 0;
+		cap.limit = (double) wall_ns / 1e9;
+		cap.processes = 1;
+		cap.capped = 0;
+		walk_query(queryDesc, cap_walker, &cap);
+
+		if (tsc_delta < 0 || tsc_ns > wall_ns + tolerance ||
+			tsc_ns < wall_ns - tolerance)
+		{
+			ft_node_timing_stats.disagreements++;
+			ereport(WARNING,
+					(errmsg("fasttime: the TSC disagreed with clock_gettime during this query"),
+					 errdetail("Over %.3f ms of clock_gettime time the TSC advanced %s%.3f ms; %d plan node times were capped at the query's elapsed time.",
+							   (double) wall_ns / 1e6,
+							   tsc_delta < 0 ? "backwards, " : "",
+							   (double) (tsc_delta < 0 ? (int64) ft_ticks_to_ns(&ft_conv, -tsc_delta) : tsc_ns) / 1e6,
+							   cap.capped),
+					 errhint("Node times from this query may be wrong. If this repeats, SET fasttime.clock_source = clock_gettime.")));
+		}
+	}
+}
+
+/*
+ * Forget the clocks of queries that never reached ExecutorFinish because
+ * their transaction failed.
+ */
+static void
+ft_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		n_query_clocks = 0;
 }
 
 /* Chain our hooks in front of whatever was installed before us. */
@@ -284,4 +491,7 @@ ft_install_executor_hooks(void)
 	ExecutorStart_hook = ft_ExecutorStart;
 	prev_ExecutorRun = ExecutorRun_hook;
 	ExecutorRun_hook = ft_ExecutorRun;
+	prev_ExecutorFinish = ExecutorFinish_hook;
+	ExecutorFinish_hook = ft_ExecutorFinish;
+	RegisterXactCallback(ft_xact_callback, NULL);
 }
