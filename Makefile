@@ -11,6 +11,11 @@ DATA = fasttime--1.0.sql
 REGRESS = $(sort $(basename $(notdir $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=. --load-extension=fasttime
 
+# test builds only (make FAULT_INJECTION=1): see src/fault_injection.c
+ifdef FAULT_INJECTION
+PG_CPPFLAGS += -DFASTTIME_FAULT_INJECTION
+endif
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

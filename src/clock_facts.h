@@ -80,8 +80,10 @@ extern void ft_detect_clock_facts(FtClockFacts *facts);
 extern void ft_choose_frequency(FtClockFacts *facts);
 
 #ifdef FASTTIME_FAULT_INJECTION
-/* fault_injection.c: degrade detected facts per FASTTIME_FAULT_FACTS */
+/* fault_injection.c (test builds only): degrade facts per FASTTIME_FAULT_FACTS */
 extern void ft_fault_apply_facts(FtClockFacts *facts);
+/* ... and define the fasttime.fault_tick_* settings (needs a server) */
+extern void ft_fault_define_gucs(void);
 #endif
 
 /* Name of a frequency origin as shown to users. */

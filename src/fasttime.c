@@ -284,6 +284,9 @@ _PG_init(void)
 							   assign_leader_facts,
 							   NULL);
 
+#ifdef FASTTIME_FAULT_INJECTION
+	ft_fault_define_gucs();
+#endif
 	MarkGUCPrefixReserved("fasttime");
 
 	if (ft_startup_refusal[0] != '\0')

@@ -1,0 +1,293 @@
+/*-------------------------------------------------------------------------
+ *
+ * fault_injection.c
+ *	  Test-only faults: a node clock that jumps or crawls, and clock facts
+ *	  that declare the TSC unusable.
+ *
+ * Only compiled with -DFASTTIME_FAULT_INJECTION (make FAULT_INJECTION=1);
+ * a normal build turns this file into nothing.  A fault build must never
+ * be installed where anyone else's server loads fasttime: see
+ * test/fault/README.md for running one from a private installation.
+ *
+ * Tick faults (the read the node wrapper does, see ft_node_ticks() in
+ * ticks.h), armed at run time with settings any user may change:
+ *
+ *	fasttime.fault_tick_mode	   none | jump_back | jump_forward | slow
+ *	fasttime.fault_tick_at		   N: the fault starts at the Nth node-clock
+ *								   read after the fault settings were last
+ *								   changed (default 1)
+ *	fasttime.fault_tick_amount_ns  size of the jump; for slow, the time one
+ *								   read takes (0 = 1000 ns)
+ *
+ * A jump happens once and then stays: every later read is shifted by the
+ * same amount, as after a TSC reset or a warp on migration.  Each process
+ * counts its own reads, and a parallel worker starts counting when it
+ * receives its leader's settings.
+ *
+ * Fact faults, read from the environment when the facts are detected (in
+ * the postmaster when fasttime is preloaded), applied after detection:
+ *
+ *	FASTTIME_FAULT_FACTS=token[,token...]	(',' '|' or ' ' separate)
+ *
+ *	  no_tsc			 the CPU has no TSC
+ *	  no_invariant		 the TSC is not invariant
+ *	  no_frequency		 nothing reports a frequency and calibration fails
+ *	  freq_off_5pct		 CPUID 0x16 reports 5 % above the calibration
+ *	  kernel_hpet		 kernel clocksource hpet, tsc not available
+ *	  kernel_kvm_clock	 kernel clocksource kvm-clock, tsc available
+ *	  kernel_unreadable	 the kernel's clocksource files cannot be read
+ *	  slow_tsc			 a TSC read costs 1000 ns (trapping)
+ *	  not_x86			 not an x86-64 CPU
+ *
+ * src/fault_injection.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifdef FASTTIME_FAULT_INJECTION
+
+/*
+ * FT_FAULT_STANDALONE: the unit tests build this file without a server;
+ * only the settings need one.
+ */
+#ifndef FT_FAULT_STANDALONE
+#include "compat.h"
+#include "utils/guc.h"
+#endif
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fasttime.h"
+
+typedef enum FtFaultTickMode
+{
+	FT_FAULT_TICK_NONE = 0,
+	FT_FAULT_TICK_JUMP_BACK,
+	FT_FAULT_TICK_JUMP_FORWARD,
+	FT_FAULT_TICK_SLOW
+} FtFaultTickMode;
+
+/* the settings; plain variables so the unit tests can set them directly */
+int			ft_fault_tick_mode = FT_FAULT_TICK_NONE;
+int			ft_fault_tick_at = 1;
+double		ft_fault_tick_amount_ns = 0;
+
+/* per-process state: reads since (re)arming, and the shift in effect */
+static uint64_t fault_reads = 0;
+static bool fault_jumped = false;
+static int64_t fault_offset = 0;
+
+/* Forget reads and any shift: called whenever a fault setting changes. */
+void		ft_fault_rearm(void);
+
+void
+ft_fault_rearm(void)
+{
+	fault_reads = 0;
+	fault_jumped = false;
+	fault_offset = 0;
+}
+
+/* ns to ticks at the frequency in use (1 GHz if none is known yet) */
+static int64_t
+fault_ns_to_ticks(double ns)
+{
+	double		hz = ft_conv.hz > 0 ? ft_conv.hz : 1e9;
+
+	return (int64_t) (ns * hz / 1e9);
+}
+
+/*
+ * The node wrapper's clock read in a fault build.
+ */
+uint64_t
+ft_fault_read_tsc(void)
+{
+	if (ft_fault_tick_mode == FT_FAULT_TICK_NONE)
+		return ft_read_tsc();
+
+	fault_reads++;
+	if (fault_reads < (uint64_t) (ft_fault_tick_at > 0 ? ft_fault_tick_at : 1))
+		return ft_read_tsc() + (uint64_t) fault_offset;
+
+	switch ((FtFaultTickMode) ft_fault_tick_mode)
+	{
+		case FT_FAULT_TICK_SLOW:
+			{
+				/* a trapping TSC: each read takes about a microsecond */
+				int64_t		cost = ft_fault_tick_amount_ns > 0 ?
+					(int64_t) ft_fault_tick_amount_ns : 1000;
+				int64_t		t0 = ft_read_clock_gettime_ns();
+
+				while (ft_read_clock_gettime_ns() - t0 < cost)
+					;
+			}
+			break;
+		case FT_FAULT_TICK_JUMP_BACK:
+		case FT_FAULT_TICK_JUMP_FORWARD:
+			if (!fault_jumped)
+			{
+				int64_t		d = fault_ns_to_ticks(ft_fault_tick_amount_ns);
+
+				fault_jumped = true;
+				fault_offset = ft_fault_tick_mode == FT_FAULT_TICK_JUMP_BACK ?
+					-d : d;
+			}
+			break;
+		case FT_FAULT_TICK_NONE:
+			break;
+	}
+	return ft_read_tsc() + (uint64_t) fault_offset;
+}
+
+/* Report a fact fault being applied, or a token we do not know. */
+#ifdef FT_FAULT_STANDALONE
+#define fault_note(unknown, ...) \
+	do { if (unknown) { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#else
+#define fault_note(unknown, ...) \
+	ereport((unknown) ? WARNING : LOG, (errmsg(__VA_ARGS__)))
+#endif
+
+/*
+ * Degrade the detected facts as FASTTIME_FAULT_FACTS asks.  The notes say
+ * that fault injection did it, so nobody mistakes the result for the
+ * machine's.
+ */
+void
+ft_fault_apply_facts(FtClockFacts *f)
+{
+	const char *env = getenv("FASTTIME_FAULT_FACTS");
+	char		buf[256];
+	char	   *save = NULL;
+	bool		refreq = false;
+
+	if (env == NULL || env[0] == '\0')
+		return;
+	snprintf(buf, sizeof(buf), "%s", env);
+	for (char *tok = strtok_r(buf, ",| ", &save); tok != NULL;
+		 tok = strtok_r(NULL, ",| ", &save))
+	{
+		if (strcmp(tok, "no_tsc") == 0)
+			f->has_tsc = false;
+		else if (strcmp(tok, "no_invariant") == 0)
+			f->invariant_tsc = false;
+		else if (strcmp(tok, "no_frequency") == 0)
+		{
+			f->cpuid_15h_hz = f->cpuid_16h_hz = f->hypervisor_hz = 0;
+			f->calibration_ok = false;
+			f->calibrated_hz = 0;
+			f->calibration_spread_ppm = 0;
+			snprintf(f->calibration_note, sizeof(f->calibration_note),
+					 "10 windows in 100 ms did not agree within 10 ppm (fault injection: no_frequency)");
+			refreq = true;
+		}
+		else if (strcmp(tok, "freq_off_5pct") == 0)
+		{
+			f->cpuid_15h_hz = f->hypervisor_hz = 0;
+			f->cpuid_16h_hz = f->calibration_ok ? f->calibrated_hz * 1.05 : 0;
+			refreq = true;
+		}
+		else if (strcmp(tok, "kernel_hpet") == 0)
+		{
+			snprintf(f->kernel_clocksource, sizeof(f->kernel_clocksource), "hpet");
+			snprintf(f->kernel_available, sizeof(f->kernel_available), "hpet acpi_pm");
+		}
+		else if (strcmp(tok, "kernel_kvm_clock") == 0)
+		{
+			snprintf(f->kernel_clocksource, sizeof(f->kernel_clocksource), "kvm-clock");
+			snprintf(f->kernel_available, sizeof(f->kernel_available),
+					 "kvm-clock tsc hpet acpi_pm");
+		}
+		else if (strcmp(tok, "kernel_unreadable") == 0)
+			f->kernel_clocksource[0] = f->kernel_available[0] = '\0';
+		else if (strcmp(tok, "slow_tsc") == 0)
+			f->ns_per_read_tsc = f->ns_per_read_tsc_ordered = 1000.0;
+		else if (strcmp(tok, "not_x86") == 0)
+		{
+			f->is_x86_64 = false;
+			snprintf(f->calibration_note, sizeof(f->calibration_note),
+					 "not an x86-64 CPU (fault injection)");
+		}
+		else
+		{
+			fault_note(true, "fasttime fault injection: unknown FASTTIME_FAULT_FACTS token \"%s\" ignored", tok);
+			continue;
+		}
+		fault_note(false, "fasttime fault injection: clock fact fault \"%s\" applied", tok);
+	}
+	if (refreq)
+		ft_choose_frequency(f);
+}
+
+#ifndef FT_FAULT_STANDALONE
+
+static const struct config_enum_entry fault_tick_modes[] = {
+	{"none", FT_FAULT_TICK_NONE, false},
+	{"jump_back", FT_FAULT_TICK_JUMP_BACK, false},
+	{"jump_forward", FT_FAULT_TICK_JUMP_FORWARD, false},
+	{"slow", FT_FAULT_TICK_SLOW, false},
+	{NULL, 0, false}
+};
+
+static void
+assign_fault_int(int newval, void *extra)
+{
+	ft_fault_rearm();
+}
+
+static void
+assign_fault_real(double newval, void *extra)
+{
+	ft_fault_rearm();
+}
+
+/* Define the fault settings; _PG_init calls this in fault builds only. */
+void
+ft_fault_define_gucs(void)
+{
+	DefineCustomEnumVariable("fasttime.fault_tick_mode",
+							 "Fault injection (test builds only): how the node clock misbehaves.",
+							 NULL,
+							 &ft_fault_tick_mode,
+							 FT_FAULT_TICK_NONE,
+							 fault_tick_modes,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL,
+							 assign_fault_int,
+							 NULL);
+	DefineCustomIntVariable("fasttime.fault_tick_at",
+							"Fault injection (test builds only): the node-clock read at which the fault starts.",
+							NULL,
+							&ft_fault_tick_at,
+							1, 1, INT_MAX,
+							PGC_USERSET,
+							GUC_NOT_IN_SAMPLE,
+							NULL,
+							assign_fault_int,
+							NULL);
+	DefineCustomRealVariable("fasttime.fault_tick_amount_ns",
+							 "Fault injection (test builds only): size of a jump, or cost of a slow read, in ns.",
+							 NULL,
+							 &ft_fault_tick_amount_ns,
+							 0, 0, 1e18,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL,
+							 assign_fault_real,
+							 NULL);
+	ereport(LOG,
+			(errmsg("fasttime was built with fault injection: not for production use")));
+}
+
+#endif							/* !FT_FAULT_STANDALONE */
+
+#else							/* !FASTTIME_FAULT_INJECTION */
+
+/* ISO C wants at least one declaration in a translation unit */
+typedef int ft_fault_injection_disabled;
+
+#endif							/* FASTTIME_FAULT_INJECTION */
