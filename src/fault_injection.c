@@ -59,7 +59,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fasttime.h"
+#include "clock_facts.h"
+#include "ticks.h"
+
+/* fasttime.c's conversion (fasttime.h is not server-free) */
+extern FtTickConv ft_conv;
 
 typedef enum FtFaultTickMode
 {

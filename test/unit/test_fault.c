@@ -1,0 +1,227 @@
+/*
+ * test_fault.c - standalone tests of the fault-injection machinery
+ * (src/fault_injection.c built with -DFASTTIME_FAULT_INJECTION
+ * -DFT_FAULT_STANDALONE): the node clock's jumps and slowness, and the
+ * FASTTIME_FAULT_FACTS degradations and the decisions they lead to.
+ *
+ * test/unit/test_fault.c
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock_decide.h"
+#include "clock_facts.h"
+#include "ticks.h"
+#include "tap.h"
+
+/* normally fasttime.c's */
+FtTickConv	ft_conv;
+
+/* fault_injection.c's settings and state */
+extern int	ft_fault_tick_mode;
+extern int	ft_fault_tick_at;
+extern double ft_fault_tick_amount_ns;
+extern void ft_fault_rearm(void);
+
+enum
+{
+	MODE_NONE, MODE_JUMP_BACK, MODE_JUMP_FORWARD, MODE_SLOW
+};
+
+static void
+arm(int mode, int at, double amount_ns)
+{
+	ft_fault_tick_mode = mode;
+	ft_fault_tick_at = at;
+	ft_fault_tick_amount_ns = amount_ns;
+	ft_fault_rearm();
+}
+
+static void
+test_ticks(void)
+{
+	uint64_t	r[10];
+	int64_t		ticks_1ms;
+
+	diag("--- tick faults");
+	ft_conv_init(&ft_conv, 2e9);
+	ticks_1ms = 2000000;
+
+	arm(MODE_NONE, 1, 0);
+	for (int i = 0; i < 10; i++)
+		r[i] = ft_fault_read_tsc();
+	{
+		bool		mono = true;
+
+		for (int i = 1; i < 10; i++)
+			if ((int64_t) (r[i] - r[i - 1]) < 0 || r[i] - r[i - 1] > (uint64_t) ticks_1ms)
+				mono = false;
+		ok(mono, "mode none: plain, monotonic reads");
+	}
+
+	/* jump back 1 ms at the 5th read, then stay shifted */
+	arm(MODE_JUMP_BACK, 5, 1e6);
+	for (int i = 0; i < 10; i++)
+		r[i] = ft_fault_read_tsc();
+	ok((int64_t) (r[4] - r[3]) < -ticks_1ms / 2 && (int64_t) (r[4] - r[3]) > -2 * ticks_1ms,
+	   "jump_back 1 ms at read 5: read 5 is ~1 ms behind read 4 (%lld ticks)",
+	   (long long) (int64_t) (r[4] - r[3]));
+	ok((int64_t) (r[3] - r[2]) >= 0 && (int64_t) (r[5] - r[4]) >= 0 &&
+	   (int64_t) (r[9] - r[5]) >= 0 && r[9] - r[5] < (uint64_t) ticks_1ms,
+	   "jump_back: monotonic before and after, the shift stays");
+	ok(ft_ticks_to_ns(&ft_conv, (int64_t) (r[4] - r[3])) == 0,
+	   "jump_back: a node interval spanning the jump converts to 0 ns");
+
+	/* jump forward 1 hour at the 1st read */
+	arm(MODE_JUMP_FORWARD, 1, 3600e9);
+	r[0] = ft_read_tsc();
+	r[1] = ft_fault_read_tsc();
+	r[2] = ft_fault_read_tsc();
+	ok((double) (r[1] - r[0]) > 0.99 * 3600 * 2e9 && (double) (r[1] - r[0]) < 1.01 * 3600 * 2e9,
+	   "jump_forward 1 h at read 1: read 1 is ~1 h ahead (%.1f s)",
+	   (double) ft_ticks_to_ns(&ft_conv, (int64_t) (r[1] - r[0])) / 1e9);
+	ok(r[2] >= r[1] && r[2] - r[1] < (uint64_t) ticks_1ms, "jump_forward: the shift stays");
+
+	/* re-arming (any fault setting changed) forgets the shift */
+	arm(MODE_NONE, 1, 0);
+	r[0] = ft_read_tsc();
+	r[1] = ft_fault_read_tsc();
+	ok(r[1] - r[0] < (uint64_t) ticks_1ms, "re-arming with mode none removes the shift");
+
+	/* slow: ~1 us per read */
+	arm(MODE_SLOW, 1, 0);
+	{
+		int64_t		t0 = ft_read_clock_gettime_ns();
+		double		per;
+
+		for (int i = 0; i < 1000; i++)
+			(void) ft_fault_read_tsc();
+		per = (double) (ft_read_clock_gettime_ns() - t0) / 1000.0;
+		ok(per >= 1000.0 && per < 20000.0, "slow: %.0f ns per read (>= 1000)", per);
+	}
+	arm(MODE_SLOW, 101, 0);
+	{
+		int64_t		t0 = ft_read_clock_gettime_ns();
+		double		per;
+
+		for (int i = 0; i < 100; i++)
+			(void) ft_fault_read_tsc();
+		per = (double) (ft_read_clock_gettime_ns() - t0) / 100.0;
+		ok(per < 1000.0, "slow from read 101: the first 100 reads are fast (%.0f ns each)", per);
+	}
+	arm(MODE_NONE, 1, 0);
+
+	/* no frequency known yet: amounts are taken at 1 GHz */
+	memset(&ft_conv, 0, sizeof(ft_conv));
+	arm(MODE_JUMP_FORWARD, 1, 1e6);
+	r[0] = ft_read_tsc();
+	r[1] = ft_fault_read_tsc();
+	ok(r[1] - r[0] >= 1000000 && r[1] - r[0] < 2000000,
+	   "without a known frequency the jump is taken as 1 tick per ns");
+	arm(MODE_NONE, 1, 0);
+}
+
+static void
+healthy(FtClockFacts *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->detected = true;
+	f->is_x86_64 = f->has_tsc = f->invariant_tsc = f->rdtscp = true;
+	f->calibration_ok = true;
+	f->calibrated_hz = 2.5e9;
+	f->cpuid_15h_hz = 2.5e9;
+	ft_choose_frequency(f);
+	strcpy(f->kernel_clocksource, "tsc");
+	strcpy(f->kernel_available, "tsc hpet acpi_pm");
+	f->ns_per_read_clock_gettime = 20;
+	f->ns_per_read_tsc = 7;
+}
+
+/* apply FASTTIME_FAULT_FACTS=env to healthy facts; decide for setting */
+static void
+faulted(const char *env, FtClockFacts *f, FtClockSetting s, FtDecision *d)
+{
+	healthy(f);
+	setenv("FASTTIME_FAULT_FACTS", env, 1);
+	ft_fault_apply_facts(f);
+	unsetenv("FASTTIME_FAULT_FACTS");
+	ft_decide(f, s, d);
+}
+
+static void
+test_facts(void)
+{
+	FtClockFacts f;
+	FtDecision	d;
+	static const struct
+	{
+		const char *env;
+		const char *needle;		/* in the auto reason */
+		bool		tsc_refused;	/* explicit tsc refused */
+	}			cases[] = {
+		{"no_tsc", "no time-stamp counter", true},
+		{"no_invariant", "invariant", true},
+		{"no_frequency", "could not be calibrated", true},
+		{"not_x86", "x86-64", true},
+		{"kernel_hpet", "rejected the TSC", false},
+		{"kernel_kvm_clock", "kvm-clock", false},
+		{"kernel_unreadable", "could not be read", false},
+		{"slow_tsc", "not clearly cheaper", false},
+	};
+
+	diag("--- fact faults (FASTTIME_FAULT_FACTS)");
+
+	healthy(&f);
+	unsetenv("FASTTIME_FAULT_FACTS");
+	ft_fault_apply_facts(&f);
+	ft_decide(&f, FT_SETTING_AUTO, &d);
+	ok(d.choice == FT_CHOICE_TSC, "no FASTTIME_FAULT_FACTS: healthy facts untouched, auto = tsc");
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		faulted(cases[i].env, &f, FT_SETTING_AUTO, &d);
+		ok(d.choice == FT_CHOICE_CLOCK_GETTIME && strstr(d.reason, cases[i].needle),
+		   "%s: auto = clock_gettime, reason says \"%s\"", cases[i].env, cases[i].needle);
+		if (d.choice != FT_CHOICE_CLOCK_GETTIME || !strstr(d.reason, cases[i].needle))
+			diag("   reason: %s", d.reason);
+		faulted(cases[i].env, &f, FT_SETTING_TSC, &d);
+		ok(d.refused == cases[i].tsc_refused,
+		   "%s: tsc is %s", cases[i].env, cases[i].tsc_refused ? "refused" : "honoured");
+	}
+
+	faulted("no_frequency", &f, FT_SETTING_AUTO, &d);
+	ok(f.tsc_hz == 0 && f.cpuid_15h_hz == 0 && strstr(f.calibration_note, "fault injection"),
+	   "no_frequency: frequency gone, note says fault injection");
+
+	faulted("freq_off_5pct", &f, FT_SETTING_AUTO, &d);
+	ok(f.tsc_hz_origin == FT_FREQ_CALIBRATION && fabs(f.disagreement_ppm - 50000) < 1 &&
+	   d.choice == FT_CHOICE_TSC,
+	   "freq_off_5pct: calibration used (%.0f ppm apart), TSC still chosen", f.disagreement_ppm);
+
+	faulted("no_invariant,kernel_hpet|slow_tsc", &f, FT_SETTING_AUTO, &d);
+	ok(!f.invariant_tsc && strcmp(f.kernel_clocksource, "hpet") == 0 &&
+	   f.ns_per_read_tsc == 1000.0, "several tokens, ',' and '|' separated, all applied");
+
+	faulted("bogus_token no_invariant", &f, FT_SETTING_AUTO, &d);
+	ok(!f.invariant_tsc, "unknown token ignored (with a message), the others applied");
+
+	/* the hook in ft_detect_clock_facts */
+	setenv("FASTTIME_FAULT_FACTS", "no_invariant,kernel_hpet", 1);
+	ft_detect_clock_facts(&f);
+	unsetenv("FASTTIME_FAULT_FACTS");
+	ft_decide(&f, FT_SETTING_TRY_TSC, &d);
+	ok(f.detected && !f.invariant_tsc && strcmp(f.kernel_clocksource, "hpet") == 0 &&
+	   d.choice == FT_CHOICE_CLOCK_GETTIME,
+	   "ft_detect_clock_facts applies FASTTIME_FAULT_FACTS: try_tsc falls back");
+}
+
+int
+main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	test_ticks();
+	test_facts();
+	return tap_done();
+}
