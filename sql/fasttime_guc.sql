@@ -1,0 +1,89 @@
+--
+-- fasttime.clock_source and fasttime.clock_source_status
+--
+-- Whether this machine's TSC is usable is not known in advance, so the
+-- machine-dependent parts are written as relations that must hold either
+-- way: "tsc" is accepted exactly when the TSC is usable, and then the
+-- status says tsc; otherwise it is refused with SQLSTATE 0A000.
+--
+
+-- try_tsc's fallback NOTICE would depend on the machine
+SET client_min_messages = warning;
+
+-- try a setting, report the outcome in a machine-independent way
+CREATE FUNCTION try_source(src text) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM set_config('fasttime.clock_source', src, false);
+	RETURN 'status=' || current_setting('fasttime.clock_source_status');
+EXCEPTION WHEN OTHERS THEN
+	RETURN 'refused ' || SQLSTATE;
+END
+$$;
+
+SELECT name, boot_val, context, vartype, enumvals,
+       setting IN ('auto', 'tsc', 'clock_gettime') AS setting_ok
+  FROM pg_settings WHERE name LIKE 'fasttime.%' ORDER BY name;
+
+SHOW fasttime.clock_source;
+
+-- the status is read-only everywhere
+SET fasttime.clock_source_status = 'tsc';
+ALTER SYSTEM SET fasttime.clock_source_status = 'tsc';
+SET fasttime.clock_source_status TO DEFAULT;
+
+-- the hidden hand-over to parallel workers cannot be set by users
+SET fasttime.leader_facts = 'ft1:00000000:';
+
+-- bad values
+SET fasttime.clock_source = 'rdtsc';
+SET fasttime.clock_source = '';
+SET fasttime.unknown_setting = 1;
+
+-- clock_gettime is always possible and is stock timing
+SET fasttime.clock_source = clock_gettime;
+SHOW fasttime.clock_source_status;
+
+-- tsc: accepted with status tsc, or refused with feature_not_supported
+SELECT try_source('tsc') IN ('status=tsc', 'refused 0A000') AS tsc_outcome_valid;
+
+-- try_tsc uses the TSC exactly when tsc would be accepted
+SELECT (try_source('tsc') = 'status=tsc') =
+       (try_source('try_tsc') = 'status=tsc') AS try_tsc_agrees_with_tsc;
+SELECT try_source('try_tsc') IN ('status=tsc', 'status=clock_gettime') AS try_tsc_never_fails;
+
+-- auto never fails and says what it chose
+SELECT try_source('auto') IN ('status=tsc', 'status=clock_gettime') AS auto_outcome_valid;
+-- auto only chooses the TSC where tsc would be accepted
+SELECT try_source('auto') = 'status=clock_gettime' OR try_source('tsc') = 'status=tsc'
+  AS auto_is_conservative;
+
+-- a refused SET leaves the previous value in place
+SET fasttime.clock_source = clock_gettime;
+SELECT try_source('tsc') = 'status=tsc'
+       OR current_setting('fasttime.clock_source') = 'clock_gettime' AS refusal_keeps_old_value;
+
+-- SET LOCAL and RESET behave like any setting
+BEGIN;
+SET LOCAL fasttime.clock_source = clock_gettime;
+SHOW fasttime.clock_source;
+COMMIT;
+RESET fasttime.clock_source;
+SHOW fasttime.clock_source;
+
+-- superuser-only, like core's timing settings; GRANT SET ON PARAMETER works
+CREATE ROLE fasttime_plain;
+SET ROLE fasttime_plain;
+SET fasttime.clock_source = clock_gettime;
+SELECT current_setting('fasttime.clock_source_status') IN ('tsc', 'clock_gettime') AS status_readable;
+RESET ROLE;
+GRANT SET ON PARAMETER fasttime.clock_source TO fasttime_plain;
+SET ROLE fasttime_plain;
+SET fasttime.clock_source = clock_gettime;
+SHOW fasttime.clock_source_status;
+RESET fasttime.clock_source;
+RESET ROLE;
+REVOKE SET ON PARAMETER fasttime.clock_source FROM fasttime_plain;
+DROP ROLE fasttime_plain;
+
+DROP FUNCTION try_source(text);
