@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# Fault-injection tests: EXPLAIN ANALYZE under a node clock that jumps or
+# crawls, and a server whose clock facts say the TSC is unusable.  Runs
+# against a PRIVATE installation holding a FAULT_INJECTION=1 build (see
+# private_install.sh), never the system PostgreSQL.  Prints TAP ending in
+# "N passed, N failed"; exits non-zero on failure.
+#
+#   test/fault/run.sh                         build /tmp/ft-fault-root, test
+#   FT_FAULT_ROOT=/tmp/x FT_FAULT_NO_BUILD=1 test/fault/run.sh
+#                                             use a private install already
+#                                             built with FAULT_INJECTION=1
+#   FT_FAULT_PORT=5503                        port (5502-5509 are ours)
+#   FT_FAULT_SERVER_ENV="VAR=value ..."       extra postmaster environment
+#                                             (e.g. LD_PRELOAD for ASan)
+#
+# test/fault/run.sh
+set -u
+cd "$(dirname "$0")/../.."
+here=test/fault
+root=${FT_FAULT_ROOT:-/tmp/ft-fault-root}
+port=${FT_FAULT_PORT:-5503}
+sys_pg_config=${PG_CONFIG:-pg_config}
+
+n=0
+passed=0
+failed=0
+t_ok() {	# t_ok STATUS DESCRIPTION [DIAGNOSTIC]
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		passed=$((passed + 1))
+		echo "ok $n - $2"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $2"
+		[ -n "${3:-}" ] && printf '%s\n' "$3" | head -n 15 | sed 's/^/#   /'
+	fi
+	return 0
+}
+t_skip() { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - # SKIP $1"; }
+finish() {
+	echo "1..$n"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit $?
+}
+
+. $here/private_install.sh
+if [ -z "${FT_FAULT_NO_BUILD:-}" ]; then
+	if ! FT_SYSTEM_PG_CONFIG=$sys_pg_config ft_private_install "$root" FAULT_INJECTION=1; then
+		t_ok 1 "fault build installed privately in $root"
+		finish
+	fi
+fi
+PG_CONFIG=$(FT_SYSTEM_PG_CONFIG=$sys_pg_config ft_private_pg_config "$root")
+export PG_CONFIG
+. test/cluster.sh
+case "$FT_BINDIR" in
+	"$root"/*) ;;
+	*) t_ok 1 "cluster binaries come from $root (got $FT_BINDIR)"; finish ;;
+esac
+
+dir=$(mktemp -d /tmp/ft-fault-cluster.XXXXXX)
+chmod 755 "$dir"
+trap 'ft_cluster_stop "$dir"; rm -rf "$dir"' EXIT
+log=$dir/server.log
+
+# (Re)start the postmaster with FASTTIME_FAULT_FACTS=$1 (may be empty).
+pm_restart() {
+	ft_as_owner "$FT_BINDIR/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1
+	ft_as_owner env ${FT_FAULT_SERVER_ENV:-} FASTTIME_FAULT_FACTS="$1" \
+		"$FT_BINDIR/pg_ctl" -D "$dir/data" -l "$log" -w -t 60 start >/dev/null 2>&1
+}
+log_since() { tail -c +"$(($1 + 1))" "$log"; }
+log_size() { stat -c %s "$log" 2>/dev/null || echo 0; }
+q() { ft_psql "$dir" "$port" -At -q "$@"; }
+
+if ! ft_cluster_start "$dir" "$port" "max_parallel_workers_per_gather = 2" \
+	"log_min_messages = log"; then
+	t_ok 1 "cluster on the fault build starts"
+	finish
+fi
+pm_restart "" || { t_ok 1 "postmaster restarts with the test environment" "$(tail -n 20 "$log")"; finish; }
+out=$(q -c "SHOW fasttime.fault_tick_mode" 2>&1)
+t_ok $([ "$out" = none ] && echo 0 || echo 1) "server runs the fault build (fasttime.fault_tick_mode exists)" "$out"
+q -c "CREATE TABLE ft AS SELECT g, md5(g::text) AS t FROM generate_series(1, 200000) g" \
+	-c "VACUUM ANALYZE ft" || { t_ok 1 "test table created"; finish; }
+pm_pid=$(head -n 1 "$dir/data/postmaster.pid")
+
+serial="SET max_parallel_workers_per_gather = 0"
+parallel="SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2"
+query="EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*), max(a.t) FROM ft a JOIN ft b USING (g) WHERE a.g % 3 = 0"
+
+# explain_case DESCRIPTION WARNING(yes|no|any) SETUP_SQL
+#   runs the query after SETUP_SQL in one session; checks that it ran,
+#   that node times are sane, and whether the clock WARNING appeared.
+explain_case() {
+	local desc=$1 want_warn=$2 setup=$3 json err rc msg
+	json=$(q -c "$setup" -c "$query" 2>"$dir/stderr")
+	rc=$?
+	err=$(cat "$dir/stderr")
+	if [ $rc -ne 0 ]; then
+		t_ok 1 "$desc: EXPLAIN ANALYZE runs" "$err"
+		return
+	fi
+	msg=$(printf '%s' "$json" | python3 $here/check_explain.py)
+	t_ok $? "$desc: times sane ($msg)" "$msg"
+	if [[ "$setup" == *parallel_setup_cost* ]]; then
+		printf '%s' "$json" | grep -q '"Workers Launched": [1-9]'
+		t_ok $? "$desc: parallel workers launched"
+	fi
+	case $want_warn in
+		yes)
+			grep -q 'WARNING:  fasttime: the TSC disagreed' <<<"$err"
+			t_ok $? "$desc: WARNING that the TSC disagreed" "$err" ;;
+		no)
+			! grep -q 'WARNING' <<<"$err"
+			t_ok $? "$desc: no WARNING" "$err" ;;
+	esac
+}
+
+# ---- tick faults, armed at run time -------------------------------------
+echo "# tick faults (fasttime.fault_tick_*), node clock = TSC"
+tsc="SET fasttime.clock_source = tsc"
+if ! q -c "$tsc" 2>"$dir/stderr"; then
+	t_skip "the TSC is not usable here, tick faults need it: $(cat "$dir/stderr")"
+else
+	out=$(q -c "$tsc" -c "SHOW fasttime.clock_source_status")
+	t_ok $([ "$out" = tsc ] && echo 0 || echo 1) "clock_source = tsc is in effect" "$out"
+	H='SET fasttime.fault_tick_amount_ns = 3.6e12'	# one hour
+	explain_case "no fault, serial" no "$tsc; $serial"
+	explain_case "no fault, parallel" no "$tsc; $parallel"
+	explain_case "jump forward 1 h at read 2, serial" yes \
+		"$tsc; $serial; $H; SET fasttime.fault_tick_at = 2; SET fasttime.fault_tick_mode = jump_forward"
+	explain_case "jump forward 1 h at read 500, serial" yes \
+		"$tsc; $serial; $H; SET fasttime.fault_tick_at = 500; SET fasttime.fault_tick_mode = jump_forward"
+	explain_case "jump forward 2 ms at read 500, serial" yes \
+		"$tsc; $serial; SET fasttime.fault_tick_amount_ns = 2e6; SET fasttime.fault_tick_at = 500; SET fasttime.fault_tick_mode = jump_forward"
+	explain_case "jump back 1 h at read 500, serial" yes \
+		"$tsc; $serial; $H; SET fasttime.fault_tick_at = 500; SET fasttime.fault_tick_mode = jump_back"
+	explain_case "jump back 1 us at read 500 (CPU skew), serial" no \
+		"$tsc; $serial; SET fasttime.fault_tick_amount_ns = 1000; SET fasttime.fault_tick_at = 500; SET fasttime.fault_tick_mode = jump_back"
+	explain_case "slow reads (1 us), serial" no \
+		"$tsc; $serial; SET fasttime.fault_tick_mode = slow"
+	explain_case "jump forward 1 h at read 200, parallel" yes \
+		"$tsc; $parallel; $H; SET fasttime.fault_tick_at = 200; SET fasttime.fault_tick_mode = jump_forward"
+	explain_case "jump back 1 h at read 200, parallel" yes \
+		"$tsc; $parallel; $H; SET fasttime.fault_tick_at = 200; SET fasttime.fault_tick_mode = jump_back"
+	explain_case "slow reads (1 us), parallel" no \
+		"$tsc; $parallel; SET fasttime.fault_tick_mode = slow"
+	# a jump inside nested queries that auto_explain times too (each
+	# nests a query clock inside the outer query's)
+	json=$(q -c "$tsc; LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on; SET auto_explain.log_nested_statements = on" \
+		-c "$H; SET fasttime.fault_tick_at = 300; SET fasttime.fault_tick_mode = jump_forward" \
+		-c "CREATE OR REPLACE FUNCTION ft_inner(int) RETURNS bigint LANGUAGE sql AS 'SELECT count(*) FROM generate_series(1, \$1 * 10)'" \
+		-c "EXPLAIN (ANALYZE, FORMAT JSON) SELECT ft_inner(g) FROM ft WHERE g < 40" 2>"$dir/stderr")
+	msg=$(printf '%s' "$json" | python3 $here/check_explain.py)
+	t_ok $? "jump forward inside auto_explain-timed nested queries: outer times sane ($msg)" \
+		"$msg $(cat "$dir/stderr")"
+	grep -q 'WARNING:  fasttime: the TSC disagreed' "$dir/stderr"
+	t_ok $? "jump forward inside nested queries: WARNING" "$(cat "$dir/stderr")"
+	# the hint tells the DBA what to do
+	out=$(q -c "$tsc; $serial; $H; SET fasttime.fault_tick_at = 500; SET fasttime.fault_tick_mode = jump_forward" \
+		-c "$query" 2>&1 >/dev/null)
+	grep -q 'SET fasttime.clock_source = clock_gettime' <<<"$out"
+	t_ok $? "the WARNING's HINT names SET fasttime.clock_source = clock_gettime" "$out"
+	explain_case "new session after faults: clean" no "$tsc; $serial"
+fi
+out=$(q -c "SELECT 1" 2>&1)
+t_ok $([ "$out" = 1 ] && [ "$(head -n 1 "$dir/data/postmaster.pid")" = "$pm_pid" ] && echo 0 || echo 1) \
+	"server stayed up through the tick faults (same postmaster, no restart)" "$out"
+! grep -E 'terminated by signal|PANIC|was terminated' "$log" >/dev/null
+t_ok $? "no backend crashed" "$(grep -E 'terminated by signal|PANIC|was terminated' "$log")"
+
+# ---- clock facts that declare the TSC unusable --------------------------
+echo "# fact faults (FASTTIME_FAULT_FACTS at postmaster start)"
+fact_case() {	# fact_case TOKEN NEEDLE TSC_REFUSED(yes|no)
+	local tok=$1 needle=$2 refused=$3 off out
+	off=$(log_size)
+	if ! pm_restart "$tok"; then
+		t_ok 1 "$tok: postmaster starts" "$(log_since "$off")"
+		return
+	fi
+	out=$(q -c "SHOW fasttime.clock_source_status" 2>&1)
+	t_ok $([ "$out" = clock_gettime ] && echo 0 || echo 1) \
+		"$tok: auto times nodes with clock_gettime" "$out"
+	out=$(log_since "$off")
+	grep -q "clock fact fault \"$tok\" applied" <<<"$out" &&
+		grep -A1 'plan nodes are timed with clock_gettime' <<<"$out" | grep -q "DETAIL:.*$needle"
+	t_ok $? "$tok: server log says clock_gettime, and why (\"$needle\")" "$out"
+	out=$(q -c "SET fasttime.clock_source = tsc" -c "SHOW fasttime.clock_source_status" 2>&1)
+	if [ "$refused" = yes ]; then
+		grep -q 'cannot be "tsc" on this machine' <<<"$out" && grep -q "DETAIL:.*$needle" <<<"$out"
+		t_ok $? "$tok: SET clock_source = tsc is refused, DETAIL names the cause" "$out"
+		out=$(q -c "SET fasttime.clock_source = try_tsc" -c "SHOW fasttime.clock_source_status" 2>&1)
+		grep -q 'falls back to clock_gettime' <<<"$out" && grep -q '^clock_gettime$' <<<"$out"
+		t_ok $? "$tok: try_tsc falls back with a NOTICE" "$out"
+	else
+		t_ok $([ "$out" = tsc ] && echo 0 || echo 1) \
+			"$tok: an explicit tsc overrides auto's caution" "$out"
+	fi
+	explain_case "$tok: auto, parallel" no "$parallel"
+}
+fact_case no_invariant "invariant" yes
+fact_case no_frequency "could not be calibrated" yes
+fact_case kernel_hpet "hpet" no
+fact_case slow_tsc "not clearly cheaper" no
+
+# postgresql.conf asks for tsc on a machine that cannot: refuse to start
+off=$(log_size)
+echo "fasttime.clock_source = tsc" >>"$dir/data/postgresql.conf"
+if pm_restart no_invariant; then
+	t_ok 1 "clock_source = tsc in postgresql.conf without an invariant TSC: start refused"
+else
+	out=$(log_since "$off")
+	grep -q 'FATAL:.*fasttime.clock_source is "tsc" but the TSC cannot be used' <<<"$out" &&
+		grep -q 'DETAIL:.*invariant' <<<"$out"
+	t_ok $? "clock_source = tsc in postgresql.conf without an invariant TSC: start refused, FATAL says why" "$out"
+fi
+sed -i '/^fasttime.clock_source = tsc$/d' "$dir/data/postgresql.conf"
+pm_restart ""
+out=$(q -c "SELECT count(*) FROM ft" 2>&1)
+t_ok $([ "$out" = 200000 ] && echo 0 || echo 1) "server starts again without the fault" "$out"
+! grep -E 'terminated by signal|PANIC' "$log" >/dev/null
+t_ok $? "no backend crashed in the whole run" "$(grep -E 'terminated by signal|PANIC' "$log")"
+finish
