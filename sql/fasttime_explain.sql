@@ -251,6 +251,16 @@ SELECT (SELECT array_agg(l) FROM ft_text('SELECT count(*) FROM ft_a JOIN ft_b ON
      = (SELECT array_agg(l) FROM ft_text('SELECT count(*) FROM ft_a JOIN ft_b ON ft_b.a_id = ft_a.id WHERE ft_a.grp = 1', 'clock_gettime') l)
   AS text_same;
 
+-- fasttime_status() counts the nodes of the latest TSC-timed query: every
+-- node of the plan, when the TSC is in effect
+SET fasttime.clock_source = try_tsc;
+SELECT ft_explain('SELECT count(*) FROM ft_a JOIN ft_b ON ft_b.a_id = ft_a.id', 'tsc') AS r \gset
+SELECT (SELECT value::int FROM fasttime_status() WHERE name = 'tsc_timed_nodes_last_query') =
+	   (SELECT count(*) FROM ft_nodes((:'r'::jsonb) -> 'Plan'))
+	   OR current_setting('fasttime.clock_source_status') = 'clock_gettime' AS all_nodes_tsc_timed;
+SELECT (SELECT value::int FROM fasttime_status() WHERE name = 'tsc_disagreements') = 0
+	   AS no_clock_disagreements;
+
 RESET fasttime.clock_source;
 DROP FUNCTION ft_same, ft_run, ft_explain, ft_strip, ft_nodes, ft_time_violations, ft_text;
 DROP TABLE ft_queries, ft_a, ft_b, ft_part;

@@ -85,7 +85,14 @@ ft_get_facts(void)
 			ft_facts.detected = true;
 		}
 		else
+		{
+			int64		start = ft_read_clock_gettime_ns();
+
 			ft_detect_clock_facts(&ft_facts);
+			ereport(DEBUG1,
+					(errmsg_internal("fasttime: clock facts detected in %.1f ms",
+									 (double) (ft_read_clock_gettime_ns() - start) / 1e6)));
+		}
 		ft_facts_changed();
 	}
 	return &ft_facts;
@@ -233,6 +240,8 @@ assign_leader_facts(const char *newval, void *extra)
 	{
 		ft_facts = tmp;
 		ft_facts_changed();
+		ereport(DEBUG1,
+				(errmsg_internal("fasttime: parallel worker adopted its leader's clock facts")));
 	}
 }
 

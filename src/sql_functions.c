@@ -646,6 +646,12 @@ fasttime_status(PG_FUNCTION_ARGS)
 				  ft_status_num(f->ns_per_read_tsc, "%.1f"));
 	ft_status_row(rsinfo, "ns_per_read_tsc_ordered",
 				  ft_status_num(f->ns_per_read_tsc_ordered, "%.1f"));
+	ft_status_row(rsinfo, "tsc_timed_queries",
+				  psprintf(INT64_FORMAT, ft_node_timing_stats.queries));
+	ft_status_row(rsinfo, "tsc_timed_nodes_last_query",
+				  psprintf("%d", ft_node_timing_stats.last_query_nodes));
+	ft_status_row(rsinfo, "tsc_disagreements",
+				  psprintf(INT64_FORMAT, ft_node_timing_stats.disagreements));
 	PG_RETURN_VOID();
 }
 
