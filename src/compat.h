@@ -4,6 +4,19 @@
  *	  Everything that differs between the PostgreSQL versions fasttime
  *	  builds against.  No other file tests PG_VERSION_NUM.
  *
+ * What was compared, 15 against 17 and 18 (headers, and 18's executor
+ * sources): struct Instrumentation is identical; InstrStartNode,
+ * InstrStopNode (tuple count, first-tuple time, async_mode rule),
+ * InstrEndLoop, ExecProcNodeFirst and ExecProcNodeInstr behave the same.
+ * BufferUsage renamed its block I/O times in 17 and WalUsage gained
+ * wal_buffers_full in 18, but the node wrapper accumulates both through
+ * the server's own BufferUsageAccumDiff and WalUsageAccumDiff, so it
+ * follows each version without help.  What does differ is below: the
+ * representation of instr_time (16), planstate_tree_walker becoming a
+ * macro with a typed callback (16; our walkers have the right signature
+ * for both), the ExecutorRun hook signature (18) and the EXPLAIN extension
+ * API (18).
+ *
  * src/compat.h
  *
  *-------------------------------------------------------------------------
@@ -22,7 +35,16 @@
 #endif
 
 #if PG_VERSION_NUM >= 190000
-#error "PostgreSQL 19 and later time plan nodes with the TSC themselves: use the core setting timing_clock_source instead of fasttime"
+#error "fasttime is not needed on PostgreSQL 19 and later: the server times plan nodes with the TSC itself; see its setting timing_clock_source"
+#endif
+
+/*
+ * From 16 on, instr_time counts nanoseconds everywhere except on Windows,
+ * where it counts QueryPerformanceCounter ticks; ft_instr_time_add_ns below
+ * relies on nanoseconds.
+ */
+#if PG_VERSION_NUM >= 160000 && defined(WIN32)
+#error "fasttime does not support Windows"
 #endif
 
 /*
@@ -83,6 +105,18 @@ ft_instr_set_firsttuple(Instrumentation *instr)
 #define FT_EXECUTORRUN_ARGS \
 	QueryDesc *queryDesc, ScanDirection direction, uint64 count
 #define FT_EXECUTORRUN_CALL(fn) fn(queryDesc, direction, count)
+#endif
+
+/*
+ * PostgreSQL 18 lets extensions add EXPLAIN options
+ * (RegisterExtensionExplainOption, explain_per_plan_hook; see
+ * contrib/pg_overexplain); fasttime uses that for EXPLAIN (ANALYZE,
+ * CLOCK_SOURCE).  Earlier versions have no such API.
+ */
+#if PG_VERSION_NUM >= 180000
+#define FT_HAVE_EXPLAIN_EXTENSIONS 1
+#else
+#define FT_HAVE_EXPLAIN_EXTENSIONS 0
 #endif
 
 #endif							/* FASTTIME_COMPAT_H */

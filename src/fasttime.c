@@ -318,4 +318,5 @@ _PG_init(void)
 	}
 
 	ft_install_executor_hooks();
+	ft_register_explain_option();
 }

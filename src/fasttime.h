@@ -34,4 +34,7 @@ typedef struct FtNodeTimingStats
 extern FtNodeTimingStats ft_node_timing_stats;
 extern void ft_install_executor_hooks(void);
 
+/* explain_option.c: EXPLAIN (ANALYZE, CLOCK_SOURCE), PostgreSQL 18+ */
+extern void ft_register_explain_option(void);
+
 #endif							/* FASTTIME_H */
