@@ -1,0 +1,147 @@
+# auto_explain with log_analyze and log_timing: the plans it logs carry
+# TSC node times, and nested statements (PL/pgSQL via SPI) are timed
+# correctly: each nested plan is TSC-timed, the nested plans fit inside
+# the outer query, and the outer node that called the function accounts
+# for their time (which cross-checks the TSC conversion against
+# clock_gettime, auto_explain's duration).  Both load orders: auto_explain
+# LOADed after fasttime was preloaded, and preloaded before it.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use FtTest;
+use JSON::PP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = ft_node('auto_explain');
+$node->start;
+my ($rc, $status) = ft_sql($node, 'SHOW fasttime.clock_source_status');
+plan skip_all => "the TSC is not in effect on this machine (status $status)"
+  unless $status eq 'tsc';
+
+ft_sql($node, q{
+	CREATE TABLE t AS SELECT g, g % 50 AS k FROM generate_series(1, 20000) g;
+	CREATE INDEX ON t (k);
+	VACUUM ANALYZE t;
+	CREATE FUNCTION inner_count(n int) RETURNS bigint LANGUAGE plpgsql AS $$
+	DECLARE r bigint;
+	BEGIN
+		SELECT count(*) INTO r FROM t a JOIN t b USING (g) WHERE a.k = n % 50;
+		RETURN r;
+	END $$;
+});
+
+my $ae = join(' ',
+	'SET auto_explain.log_min_duration = 0;',
+	'SET auto_explain.log_analyze = on;',
+	'SET auto_explain.log_timing = on;',
+	'SET auto_explain.log_nested_statements = on;',
+	'SET auto_explain.log_format = json;',
+	'SET client_min_messages = debug1;',
+	'SET max_parallel_workers_per_gather = 0;');
+
+# The plans auto_explain logged in a piece of server log, each as
+# [duration ms, decoded JSON].
+sub logged_plans
+{
+	my ($log) = @_;
+	my @plans;
+	# continuation lines of a log entry start with a tab
+	while ($log =~ /duration: ([\d.]+) ms  plan:\n\t(\{.*?\n\t\})\n/sg)
+	{
+		my ($ms, $text) = ($1, $2);
+		my $doc = eval { decode_json($text) };
+		push @plans, [ $ms, $doc ] if $doc;
+	}
+	return @plans;
+}
+
+# Every node of a plan tree.
+sub nodes_of
+{
+	my ($n) = @_;
+	return ($n, map { nodes_of($_) } @{ $n->{Plans} // [] });
+}
+
+sub nested_case
+{
+	my ($what, $load) = @_;
+	my $nrows = 30;
+	my $off = -s $node->logfile;
+	my ($rc, $out, $err) = ft_sql($node,
+		"$load $ae SET fasttime.clock_source = tsc;\n"
+		  . "SELECT g, inner_count(g) FROM t WHERE g <= $nrows");
+	is($rc, 0, "$what: query with nested statements ran") or diag($err);
+	unlike($err, qr/WARNING/, "$what: no WARNING");
+
+	my @plans = logged_plans(ft_log_since($node, $off));
+	my @inner = grep { ($_->[1]{'Query Text'} // '') =~ /^SELECT count\(\*\)\s+FROM t a/ } @plans;
+	my @outer = grep { ($_->[1]{'Query Text'} // '') =~ /inner_count\(g\)/ } @plans;
+	is(scalar @inner, $nrows, "$what: auto_explain logged every nested statement ($nrows)");
+	is(scalar @outer, 1, "$what: auto_explain logged the outer statement");
+	return unless @outer && @inner;
+
+	# every logged plan has node times, sane against its duration
+	my @bad;
+	for my $p (@plans)
+	{
+		my ($ms, $doc) = @$p;
+		my @n = nodes_of($doc->{Plan});
+		push @bad, "no node times: $doc->{'Query Text'}"
+		  unless grep { defined $_->{'Actual Total Time'} } @n;
+		for my $x (@n)
+		{
+			my ($s, $t, $l) = @{$x}{ 'Actual Startup Time', 'Actual Total Time', 'Actual Loops' };
+			next unless defined $t;
+			push @bad, "$x->{'Node Type'}: negative ($s..$t)" if $s < 0 || $t < 0;
+			push @bad, "$x->{'Node Type'}: $t x $l ms > duration $ms ms"
+			  if $t * $l > $ms + 0.01 * ($l > 1 ? $l : 1);
+		}
+	}
+	ok(!@bad, "$what: every logged plan has sane node times") or diag(join("\n", @bad[0 .. ($#bad < 5 ? $#bad : 5)]));
+
+	# inner <= outer, and the outer scan that calls the function accounts
+	# for the nested time (TSC node time vs clock_gettime durations)
+	my $outer_ms = $outer[0][0];
+	my $sum = 0;
+	$sum += $_->[0] for @inner;
+	my @over = grep { $_->[0] > $outer_ms } @inner;
+	ok(!@over, "$what: no nested statement took longer than the outer one");
+	cmp_ok($sum, '<=', $outer_ms + 0.05,
+		sprintf('%s: nested durations (%.3f ms in all) fit in the outer duration (%.3f ms)',
+			$what, $sum, $outer_ms));
+	# the top node evaluates the function (a scan projecting it)
+	my $caller = $outer[0][1]{Plan};
+	my $caller_ms = $caller ? $caller->{'Actual Total Time'} * $caller->{'Actual Loops'} : -1;
+	ok($caller_ms >= 0.9 * $sum - 0.1 && $caller_ms <= $outer_ms + 0.01,
+		sprintf('%s: the calling node\'s TSC time (%.3f ms) covers the nested statements (%.3f ms), within the outer duration',
+			$what, $caller_ms, $sum));
+
+	# the nested queries were TSC-timed (one DEBUG1 line per query)
+	my @timed = $err =~ /fasttime: [1-9]\d* plan nodes timed with the TSC in backend at ExecutorStart/g;
+	cmp_ok(scalar @timed, '>=', $nrows + 1, "$what: outer and nested queries TSC-timed");
+}
+
+nested_case('auto_explain LOADed', "LOAD 'auto_explain';");
+
+# log_timing off: rows only, no times, nothing for fasttime to do
+{
+	my $off = -s $node->logfile;
+	my ($rc, $out, $err) = ft_sql($node,
+		"LOAD 'auto_explain'; $ae SET auto_explain.log_timing = off; SELECT count(*) FROM t");
+	my @plans = logged_plans(ft_log_since($node, $off));
+	ok(@plans && !grep({ defined $_->{'Actual Total Time'} } nodes_of($plans[0][1]{Plan}))
+		  && defined $plans[0][1]{Plan}{'Actual Rows'},
+		'log_timing = off: rows logged without times');
+	unlike($err, qr/timed with the TSC/, 'log_timing = off: fasttime times nothing');
+}
+
+# auto_explain preloaded before fasttime (its hooks then run inside ours)
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'auto_explain, fasttime'\n");
+$node->restart;
+nested_case('auto_explain preloaded first', '');
+
+$node->stop;
+done_testing();
