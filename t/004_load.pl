@@ -1,0 +1,109 @@
+# fasttime without shared_preload_libraries: LOAD 'fasttime' in a session
+# (and session_preload_libraries) works, and its parallel workers, which
+# load the library themselves, adopt their leader's clock facts instead of
+# measuring again: the leader logs "clock facts detected" once, each worker
+# "adopted its leader's clock facts", and no worker ever detects.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use FtTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = ft_node('load', preload => 0);
+$node->start;
+
+my ($rc, $out, $err) = ft_sql($node, q{
+	CREATE TABLE big AS SELECT g, g % 1000 AS k FROM generate_series(1, 200000) g;
+	VACUUM ANALYZE big;
+	SHOW shared_preload_libraries;
+});
+is($out, '', 'fasttime is not preloaded');
+
+my $par = ft_parallel_settings();
+my $debug = 'SET client_min_messages = debug1; SET log_min_messages = debug1;';
+my $detect_re = qr/fasttime: clock facts detected in ([\d.]+) ms/;
+my $adopt_re = qr/fasttime: parallel worker adopted its leader's clock facts/;
+
+# ---- LOAD, then serial EXPLAIN ANALYZE ----------------------------------
+($rc, $out, $err) = ft_sql($node, "$debug LOAD 'fasttime'; SET fasttime.clock_source = auto;
+	SHOW fasttime.clock_source_status;");
+is($rc, 0, 'LOAD fasttime and SET fasttime.clock_source') or diag($err);
+my $status = (split /\n/, $out)[-1] // '';
+my @d = $err =~ /$detect_re/g;
+is(scalar @d, 1, "facts detected once, at LOAD (the default auto needs them) (@d ms)");
+if ($status ne 'tsc')
+{
+	note("TSC not in effect here ($status): the rest needs it");
+	done_testing();
+	exit 0;
+}
+
+($rc, $out, $err) = ft_sql($node, "$debug LOAD 'fasttime'; SET fasttime.clock_source = tsc;
+	SET max_parallel_workers_per_gather = 0;
+	EXPLAIN (ANALYZE, FORMAT JSON) SELECT k, count(*) FROM big GROUP BY k ORDER BY k;");
+my ($ok, $msg) = ft_check_explain($out);
+ok($ok, "after LOAD, serial EXPLAIN ANALYZE under tsc: times sane ($msg)");
+like($err, qr/fasttime: [1-9]\d* plan nodes timed with the TSC in backend/, 'after LOAD, nodes are TSC-timed');
+
+# ---- parallel: the first query after LOAD, then more, then after ROLLBACK --
+my $off = -s $node->logfile;
+($rc, $out, $err) = ft_sql($node, "$debug LOAD 'fasttime'; $par SET fasttime.clock_source = try_tsc;
+	EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM big a JOIN big b USING (g);
+	EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM big;
+	BEGIN;
+	EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM big;
+	ROLLBACK;
+	EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM big WHERE k < 500;");
+is($rc, 0, 'parallel queries after LOAD ran') or diag($err);
+my @launched = $out =~ /"Workers Launched": (\d+)/g;
+my $workers = 0;
+$workers += $_ for @launched;
+is(scalar @launched, 4, 'four parallel plans');
+ok($workers >= 4, "workers launched ($workers)");
+my @adopted = $err =~ /$adopt_re/g;
+is(scalar @adopted, $workers, 'every worker adopted its leader\'s facts');
+@d = $err =~ /$detect_re/g;
+is(scalar @d, 1, 'only the leader detected the facts, once');
+my @wtimed = $err =~ /fasttime: [1-9]\d* plan nodes timed with the TSC in parallel worker at ExecutorRun/g;
+is(scalar @wtimed, $workers, 'every worker timed its nodes with the TSC');
+like($err, qr/plan nodes timed with the TSC in parallel worker at ExecutorRun \(1 switched\)/,
+	'the parallel hash join was re-timed in the workers');
+unlike($err, qr/WARNING/, 'no WARNING');
+my $bad = 0;
+for my $json (split /(?<=\])\n(?=\[)/, $out)
+{
+	my ($ok1, $m) = ft_check_explain($json);
+	$bad++, diag($m) unless $ok1;
+}
+is($bad, 0, 'all four plans have sane node times');
+
+my $log = ft_log_since($node, $off);
+my @wdetect = $log =~ /parallel worker DEBUG:  fasttime: clock facts detected/g;
+is(scalar @wdetect, 0, 'server log: no parallel worker detected facts');
+my @wtimedlog = $log =~ /parallel worker DEBUG:  fasttime: [1-9]\d* plan nodes timed with the TSC in parallel worker/g;
+ok(@wtimedlog >= $workers, 'server log: the workers\' TSC lines are there, so their DEBUG1 reaches it');
+
+# ---- session_preload_libraries: each session loads it, workers adopt ----
+ft_sql($node, "ALTER DATABASE postgres SET session_preload_libraries = 'fasttime'");
+($rc, $out, $err) = ft_sql($node, "$debug $par SET fasttime.clock_source = tsc;
+	EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM big;");
+($ok, $msg) = ft_check_explain($out);
+ok($ok, "session_preload_libraries: parallel EXPLAIN ANALYZE sane ($msg)");
+my ($l) = $out =~ /"Workers Launched": (\d+)/;
+@adopted = $err =~ /$adopt_re/g;
+ok(defined $l && $l > 0 && @adopted == $l,
+	"session_preload_libraries: every worker adopted the facts (" . scalar(@adopted) . " of " . ($l // '?') . ")");
+ft_sql($node, 'ALTER DATABASE postgres RESET session_preload_libraries');
+
+# ---- the SQL functions load the library on their own ------------------
+($rc, $out, $err) = ft_sql($node, "CREATE EXTENSION fasttime;
+	SELECT value FROM fasttime_status() WHERE name = 'effective_source';");
+is($out, 'tsc', 'fasttime_status() without preload or LOAD reports tsc') or diag($err);
+
+# nothing crashed
+unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC/, 'no backend crashed');
+$node->stop;
+done_testing();
