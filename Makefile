@@ -23,3 +23,14 @@ include $(PGXS)
 # C99 loop declarations and our headers live in src/
 override CPPFLAGS := -I$(srcdir)/src $(CPPFLAGS)
 SHLIB_LINK += -lm
+
+# EXPLAIN (ANALYZE, CLOCK_SOURCE) exists from PostgreSQL 18 on (see
+# src/explain_option.c).  Its test lives in sql/pg18/ and expected/pg18/,
+# out of reach of the wildcard above, and is added here on 18 and later;
+# pg_regress writes its result to results/pg18/, which it does not create.
+ifeq ($(shell test $(MAJORVERSION) -ge 18 && echo yes),yes)
+REGRESS += pg18/fasttime_explain_option
+installcheck check: results/pg18
+results/pg18:
+	$(MKDIR_P) $@
+endif

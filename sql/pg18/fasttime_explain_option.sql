@@ -1,0 +1,194 @@
+--
+-- EXPLAIN (ANALYZE, CLOCK_SOURCE): which clock timed the plan's nodes.
+-- PostgreSQL 18 and later only (the Makefile adds this test there).
+--
+-- With fasttime.clock_source = clock_gettime the output is the same on
+-- every machine and is printed in full, times masked.  Whether the TSC is
+-- usable here is not known in advance, so what try_tsc prints is compared
+-- with what fasttime_status() says is in effect instead.
+--
+SET client_min_messages = warning;
+SET jit = off;
+SET max_parallel_workers_per_gather = 0;
+
+CREATE TABLE ft_eo (id int, v text);
+INSERT INTO ft_eo SELECT g, md5(g::text) FROM generate_series(1, 1000) g;
+VACUUM ANALYZE ft_eo;
+
+-- EXPLAIN (ANALYZE) with more options, one row a line, times masked
+CREATE FUNCTION ft_eo_lines(opts text,
+							query text DEFAULT 'SELECT count(*) FROM ft_eo')
+RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+	ln text;
+BEGIN
+	FOR ln IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, BUFFERS OFF, SUMMARY OFF, %s) %s',
+							 opts, query) LOOP
+		ln := regexp_replace(ln, 'actual time=[0-9.]+\.\.[0-9.]+', 'actual time=N..N', 'g');
+		ln := regexp_replace(ln, '(Time": |Time: |Time>)[0-9]+\.[0-9]+', '\1N', 'g');
+		RETURN QUERY SELECT regexp_split_to_table(ln, E'\n');
+	END LOOP;
+END
+$$;
+
+-- the Timing Source line of a text EXPLAIN (ANALYZE, CLOCK_SOURCE)
+CREATE FUNCTION ft_eo_line(query text DEFAULT 'SELECT count(*) FROM ft_eo')
+RETURNS text LANGUAGE sql AS $$
+	SELECT string_agg(l, ' | ') FROM ft_eo_lines('CLOCK_SOURCE', query) l
+	 WHERE l LIKE '%Timing Source%'
+$$;
+
+-- what fasttime says is in effect now, and the line that should print it
+CREATE FUNCTION ft_eo_expected_line() RETURNS text LANGUAGE sql AS $$
+	SELECT CASE current_setting('fasttime.clock_source_status')
+		WHEN 'tsc' THEN
+			format('Timing Source: tsc (%s kHz, %s)',
+				   (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_khz'),
+				   (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_origin'))
+		ELSE
+			format('Timing Source: clock_gettime (%s)',
+				   (SELECT value FROM fasttime_status() WHERE name = 'setting_reason'))
+		END
+$$;
+
+--
+-- clock_gettime: the whole output in every format
+--
+SET fasttime.clock_source = clock_gettime;
+SELECT * FROM ft_eo_lines('CLOCK_SOURCE');
+SELECT * FROM ft_eo_lines('CLOCK_SOURCE, FORMAT JSON');
+SELECT * FROM ft_eo_lines('CLOCK_SOURCE, FORMAT YAML');
+SELECT * FROM ft_eo_lines('CLOCK_SOURCE, FORMAT XML');
+
+-- TIMING OFF: no node was timed by any clock
+SELECT * FROM ft_eo_lines('CLOCK_SOURCE, TIMING OFF');
+SELECT * FROM ft_eo_lines('CLOCK_SOURCE, TIMING OFF, FORMAT JSON');
+
+-- off by default, and when turned off
+SELECT count(*) AS lines_without_option
+  FROM ft_eo_lines('VERBOSE') l WHERE l LIKE '%Timing Source%';
+SELECT count(*) AS lines_with_option_off
+  FROM ft_eo_lines('CLOCK_SOURCE OFF, FORMAT JSON') l WHERE l LIKE '%Timing Source%';
+SELECT count(*) AS lines_with_option_on
+  FROM ft_eo_lines('CLOCK_SOURCE ON, FORMAT JSON') l WHERE l LIKE '%Timing Source%';
+
+-- without ANALYZE nothing is timed, so there is nothing to tell
+EXPLAIN (CLOCK_SOURCE) SELECT 1;
+EXPLAIN (CLOCK_SOURCE, ANALYZE OFF) SELECT 1;
+EXPLAIN (CLOCK_SOURCE OFF, COSTS OFF) SELECT 1;
+EXPLAIN (ANALYZE, CLOCK_SOURCE 'sometimes') SELECT 1;
+
+--
+-- try_tsc: the TSC where it is usable, else clock_gettime with the reason
+--
+SET fasttime.clock_source = try_tsc;
+SELECT ft_eo_line() = ft_eo_expected_line() AS text_as_in_effect;
+
+-- the other formats carry the same facts as separate properties
+CREATE FUNCTION ft_eo_json() RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+	plan json;
+BEGIN
+	EXPLAIN (ANALYZE, CLOCK_SOURCE, FORMAT JSON) SELECT count(*) FROM ft_eo INTO plan;
+	RETURN plan::jsonb -> 0;
+END
+$$;
+CREATE FUNCTION ft_eo_props(fmt text) RETURNS SETOF text LANGUAGE sql AS $$
+	SELECT l FROM ft_eo_lines('CLOCK_SOURCE, FORMAT ' || fmt) l
+	 WHERE l ~ '(Timing|TSC)[ -]'
+$$;
+SELECT j -> 'Timing Source' = to_jsonb(current_setting('fasttime.clock_source_status'))
+	   AS json_source,
+	   CASE WHEN j ->> 'Timing Source' = 'tsc' THEN
+			j ->> 'TSC Frequency' = (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_khz')
+			AND j ->> 'TSC Frequency Origin' = (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_origin')
+			AND NOT j ? 'Timing Source Reason'
+	   ELSE
+			j ->> 'Timing Source Reason' = (SELECT value FROM fasttime_status() WHERE name = 'setting_reason')
+			AND NOT j ? 'TSC Frequency'
+	   END AS json_details
+  FROM ft_eo_json() AS j;
+SELECT array_agg(l) =
+	   CASE current_setting('fasttime.clock_source_status') WHEN 'tsc' THEN
+			ARRAY['  Timing Source: "tsc"',
+				  '  TSC Frequency: ' || (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_khz'),
+				  '  TSC Frequency Origin: "' || (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_origin') || '"']
+	   ELSE
+			ARRAY['  Timing Source: "clock_gettime"',
+				  '  Timing Source Reason: "' || (SELECT value FROM fasttime_status() WHERE name = 'setting_reason') || '"']
+	   END AS yaml_as_in_effect
+  FROM ft_eo_props('YAML') l;
+SELECT array_agg(l) =
+	   CASE current_setting('fasttime.clock_source_status') WHEN 'tsc' THEN
+			ARRAY['    <Timing-Source>tsc</Timing-Source>',
+				  '    <TSC-Frequency>' || (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_khz') || '</TSC-Frequency>',
+				  '    <TSC-Frequency-Origin>' || (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_origin') || '</TSC-Frequency-Origin>']
+	   ELSE
+			ARRAY['    <Timing-Source>clock_gettime</Timing-Source>',
+				  '    <Timing-Source-Reason>' || (SELECT value FROM fasttime_status() WHERE name = 'setting_reason') || '</Timing-Source-Reason>']
+	   END AS xml_as_in_effect
+  FROM ft_eo_props('XML') l;
+
+--
+-- what is printed is what timed the statement, even when the statement
+-- changes the setting before EXPLAIN prints
+--
+BEGIN;
+SET LOCAL fasttime.clock_source = try_tsc;
+SELECT ft_eo_expected_line() AS before_line \gset
+SELECT ft_eo_line($$SELECT set_config('fasttime.clock_source', 'clock_gettime', true)$$)
+	   = :'before_line' AS reports_clock_at_start;
+SHOW fasttime.clock_source;
+COMMIT;
+BEGIN;
+SET LOCAL fasttime.clock_source = clock_gettime;
+SELECT ft_eo_line($$SELECT set_config('fasttime.clock_source', 'try_tsc', true)$$);
+SHOW fasttime.clock_source;
+COMMIT;
+
+-- an EXPLAIN run inside the explained statement prints its own clock, and
+-- leaves the outer one's alone
+CREATE TEMP TABLE ft_eo_inner_lines (line text);
+CREATE FUNCTION ft_eo_inner() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM set_config('fasttime.clock_source', 'try_tsc', true);
+	INSERT INTO ft_eo_inner_lines SELECT ft_eo_line('SELECT 1');
+	RETURN 1;
+END
+$$;
+BEGIN;
+SET LOCAL fasttime.clock_source = clock_gettime;
+SELECT ft_eo_line('SELECT ft_eo_inner()') AS outer_line;
+SELECT line = ft_eo_expected_line() AS inner_as_in_effect FROM ft_eo_inner_lines;
+COMMIT;
+
+-- a statement that fails inside an exception block leaves nothing behind
+SET fasttime.clock_source = try_tsc;
+DO $$
+BEGIN
+	PERFORM ft_eo_line('SELECT 1 / (id - id) FROM ft_eo');
+EXCEPTION WHEN division_by_zero THEN
+	NULL;
+END
+$$;
+SELECT ft_eo_line() = ft_eo_expected_line() AS after_failure_as_in_effect;
+
+-- prepared statements, and parallel plans (the leader prints the line)
+PREPARE ft_eo_q(int) AS SELECT count(*) FROM ft_eo WHERE id < $1;
+SELECT ft_eo_line('EXECUTE ft_eo_q(10)') = ft_eo_expected_line() AS prepared_as_in_effect;
+DEALLOCATE ft_eo_q;
+BEGIN;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SELECT count(*) FILTER (WHERE l LIKE '%Gather%') > 0 AS parallel_plan,
+	   count(*) FILTER (WHERE l LIKE '%Timing Source%') AS source_lines,
+	   bool_or(l = ft_eo_expected_line()) AS parallel_as_in_effect
+  FROM ft_eo_lines('CLOCK_SOURCE') l;
+COMMIT;
+
+RESET fasttime.clock_source;
+DROP FUNCTION ft_eo_lines, ft_eo_line, ft_eo_expected_line, ft_eo_json, ft_eo_props,
+	ft_eo_inner;
+DROP TABLE ft_eo;
