@@ -34,3 +34,7 @@ installcheck check: results/pg18
 results/pg18:
 	$(MKDIR_P) $@
 endif
+
+.PHONY: bench
+bench:
+	bench/run.sh

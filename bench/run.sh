@@ -1,0 +1,287 @@
+#!/usr/bin/env bash
+# bench/run.sh: EXPLAIN ANALYZE overhead, stock clock_gettime vs fasttime's
+# TSC, side by side in one run.
+#
+# Starts a throwaway cluster (test/cluster.sh) with the installed fasttime
+# preloaded, loads four workloads and runs five variants of each,
+# interleaved round by round (V1 V2 V3 V4 V5, V1 V2 ...), after warm-up
+# rounds.  Workloads:
+#   W1  SELECT count(*) FROM lotsarows       the reference case (--rows)
+#   W2  hash join + nested loop with an index scan per outer row
+#   W3  deep plan: join, sort, window, subquery filter, limit, aggregate
+#   W4  count(*) over a fillfactor-10 table, one tuple per page
+# Variants:
+#   V1  the plain statement
+#   V2  EXPLAIN (ANALYZE, TIMING OFF)
+#   V3  EXPLAIN (ANALYZE, TIMING ON), fasttime.clock_source = clock_gettime
+#   V4  ... with tsc
+#   V5  ... with auto
+# Every run is timed the same way, server-side: clock_timestamp() around a
+# PL/pgSQL EXECUTE (bench/sql/harness.sql explains why).  Reports medians,
+# the TIMING ON variants' overhead over TIMING OFF, and that overhead per
+# timed node call; writes bench/out/runs.csv (every run), summary.csv,
+# report.md, plans.txt, overhead.png.
+#
+# Usage: bench/run.sh [--rows N] [--rounds N] [--warmup N] [--quick]
+#                     [--port P] [--keep] [--no-chart]
+#                     [--profile]  (perf record of W1 under V4 afterwards)
+# Uses the fasttime installed in pg_config's PostgreSQL (make install).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start_s=$(date +%s)
+
+rows=5000000
+orders=1000000
+customers=100000
+products=10000
+wide=100000
+rounds=9
+warmup=1
+port=5520
+keep=0
+quick=0
+chart=1
+profile=0
+
+usage() {
+	sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'
+	exit "${1:-0}"
+}
+
+# --quick first sets small sizes; any explicit option still overrides them
+for a in "$@"; do
+	if [ "$a" = --quick ]; then
+		quick=1
+		rows=200000
+		orders=50000
+		customers=5000
+		products=1000
+		wide=5000
+		rounds=3
+	fi
+done
+need_value() {
+	[ $# -ge 2 ] || { echo "bench/run.sh: $1 needs a value" >&2; exit 2; }
+}
+while [ $# -gt 0 ]; do
+	case $1 in
+		--rows) need_value "$@"; rows=$2; shift ;;
+		--rounds) need_value "$@"; rounds=$2; shift ;;
+		--warmup) need_value "$@"; warmup=$2; shift ;;
+		--port) need_value "$@"; port=$2; shift ;;
+		--keep) keep=1 ;;
+		--quick) ;;
+		--no-chart) chart=0 ;;
+		--profile) profile=1 ;;
+		-h|--help) usage 0 ;;
+		*) echo "bench/run.sh: unknown option $1" >&2; usage 2 >&2 ;;
+	esac
+	shift
+done
+
+for n in "$rows" "$rounds" "$warmup" "$port"; do
+	case $n in ''|*[!0-9]*) echo "bench/run.sh: not a number: $n" >&2; exit 2 ;; esac
+done
+[ "$rounds" -ge 1 ] || { echo "bench/run.sh: --rounds must be at least 1" >&2; exit 2; }
+
+out=bench/out
+mkdir -p "$out"
+log() { echo "bench: $*" >&2; }
+
+# --- prerequisites -----------------------------------------------------------
+. test/cluster.sh
+pkglibdir=$("$FT_PG_CONFIG" --pkglibdir)
+if [ ! -f "$pkglibdir/fasttime.so" ]; then
+	echo "bench/run.sh: fasttime is not installed in $pkglibdir (run make install)" >&2
+	exit 1
+fi
+if [ "$chart" = 1 ] && ! command -v gnuplot >/dev/null; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		log "installing gnuplot-nox for the chart"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q gnuplot-nox \
+			>"$out/apt-get.log" 2>&1 || log "apt-get failed; see $out/apt-get.log"
+	fi
+	command -v gnuplot >/dev/null || { log "no gnuplot: no chart"; chart=0; }
+fi
+
+# --- cluster -----------------------------------------------------------------
+dir=/tmp/fasttime-bench.$port
+cleanup() {
+	if [ "$keep" = 1 ]; then
+		log "cluster kept running: $FT_BINDIR/psql -h $dir -p $port -U $(ft_owner_name) postgres"
+		log "stop it with: . test/cluster.sh; ft_cluster_stop $dir"
+	else
+		ft_cluster_stop "$dir"
+		rm -rf "$dir"
+	fi
+}
+trap cleanup EXIT
+log "starting a cluster in $dir on port $port"
+ft_cluster_start "$dir" "$port" \
+	"jit = off" \
+	"max_parallel_workers_per_gather = 0" \
+	"shared_buffers = '1GB'" \
+	"autovacuum = off" \
+	"track_io_timing = off" \
+	"log_min_messages = warning"
+bpsql() { ft_psql "$dir" "$port" -q "$@"; }
+bpsql -c "CREATE EXTENSION fasttime"
+
+log "loading: lotsarows $rows, orders $orders, customers $customers, widerows $wide rows"
+bpsql -v rows="$rows" -v orders="$orders" -v customers="$customers" \
+	-v products="$products" -v wide="$wide" -f bench/sql/setup.sql >"$out/setup.txt"
+bpsql -f bench/sql/harness.sql
+
+# --- the machine ---------------------------------------------------------------
+status() { bpsql -At -c "SELECT value FROM fasttime_status() WHERE name = '$1'"; }
+cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+cpu_family=$(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -1)
+cpu_modelno=$(sed -n 's/^model[[:space:]]*: //p' /proc/cpuinfo | head -1)
+vcpus=$(nproc)
+hypervisor=$(status hypervisor)
+case $hypervisor in
+	KVMKVMKVM) hypervisor="KVM ($hypervisor)" ;;
+	"Microsoft Hv") hypervisor="Hyper-V ($hypervisor)" ;;
+	VMwareVMware) hypervisor="VMware ($hypervisor)" ;;
+	XenVMMXenVMM) hypervisor="Xen ($hypervisor)" ;;
+	"") hypervisor="none" ;;
+esac
+clocksource=$(status kernel_clocksource)
+auto_choice=$(status effective_source)
+auto_reason=$(status auto_reason)
+pg_version=$(bpsql -At -c "SHOW server_version")
+kernel=$(uname -r)
+rev=$(git describe --always --dirty 2>/dev/null || echo unknown)
+when=$(date -u +"%Y-%m-%d %H:%M UTC")
+machine="$cpu_model (family $cpu_family model $cpu_modelno), $vcpus vCPUs, hypervisor $hypervisor, kernel $kernel, clocksource $clocksource"
+
+log "measuring clock read cost: fasttime_overhead(1)"
+overhead_md=$(bpsql -At -F ' | ' -c "
+	SELECT '| ' || source, loops, round(ns_per_loop::numeric, 1), median_ns, p99_ns,
+		   verdict || ' |'
+	FROM fasttime_overhead(1)")
+
+# --- the runs ------------------------------------------------------------------
+workloads=(W1 W2 W3 W4)
+variants=(V1 V2 V3 V4 V5)
+script=$dir/runs.sql
+{
+	echo '\set ON_ERROR_STOP 1'
+	echo '\pset footer off'
+	for w in "${workloads[@]}"; do
+		for ((r = 1 - warmup; r <= rounds; r++)); do
+			if [ "$r" -le 0 ]; then phase=warmup; else phase=measure; fi
+			for v in "${variants[@]}"; do
+				echo "SELECT bench_measure('$w', '$v', $r, '$phase') \\g /dev/null"
+			done
+			echo "SELECT format('%s %s %s/%s: %s', '$w', '$phase', $r, $rounds,
+				string_agg(variant || ' ' || coalesce(round(ms::numeric, 1)::text, 'n/a'), '  ' ORDER BY variant))
+				FROM bench_results WHERE workload = '$w' AND round = $r;"
+		done
+		echo "SELECT bench_count_calls('$w') \\g /dev/null"
+	done
+} >"$script"
+log "running ${#workloads[@]} workloads x ${#variants[@]} variants x ($warmup warm-up + $rounds) rounds"
+bpsql -At -f "$script" | sed 's/^/bench: /' >&2
+
+if [ "$profile" = 1 ]; then
+	bash bench/profile.sh "$dir" "$port" "$out" >&2 || log "profile failed"
+fi
+
+# --- results -------------------------------------------------------------------
+bpsql -c "\\copy (SELECT workload, variant, round, round(ms::numeric, 3) AS ms, phase,
+	round(explain_ms::numeric, 3) AS explain_ms, clock, note
+	FROM bench_results ORDER BY seq) TO '$out/runs.csv' CSV HEADER"
+bpsql -At -c "SELECT '== ' || id || ': ' || title || E' ==\n' || query || E'\n\n' || plan
+	FROM bench_workloads ORDER BY id" >"$out/plans.txt"
+bpsql -f bench/sql/summary.sql
+bpsql -c "\\copy (SELECT * FROM bench_summary ORDER BY workload, variant) TO '$out/summary.csv' CSV HEADER"
+
+md() { bpsql -At -F ' | ' -c "$1"; }
+{
+	echo "## fasttime benchmark: EXPLAIN ANALYZE overhead"
+	echo
+	echo "- Machine: $machine"
+	echo "- PostgreSQL $pg_version; fasttime $rev; run $when"
+	echo "- fasttime.clock_source = auto chose: $auto_choice ($auto_reason)"
+	echo "- Sizes: lotsarows $rows rows, orders $orders, customers $customers, widerows $wide (one per page);" \
+		"$rounds measured rounds after $warmup warm-up round(s), variants interleaved; medians."
+	echo "- Every variant timed server-side (clock_timestamp() around EXECUTE), no parallel workers, JIT off."
+	echo
+	echo "### Median time (ms)"
+	echo
+	echo "| Workload | V1 plain | V2 TIMING OFF | V3 stock clock_gettime | V4 tsc | V5 auto |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	md "SELECT '| ' || w.id || ' ' || w.title,
+			max(CASE variant WHEN 'V1' THEN to_char(median_ms, 'FM999990.0') END),
+			max(CASE variant WHEN 'V2' THEN to_char(median_ms, 'FM999990.0') END),
+			max(CASE variant WHEN 'V3' THEN to_char(median_ms, 'FM999990.0') END),
+			max(CASE variant WHEN 'V4' THEN to_char(median_ms, 'FM999990.0') END),
+			max(CASE variant WHEN 'V5' THEN to_char(median_ms, 'FM999990.0') END) || ' |'
+		FROM bench_workloads w JOIN bench_summary s ON s.workload = w.id
+		GROUP BY w.id, w.title ORDER BY w.id"
+	echo
+	echo "### Overhead of TIMING ON over TIMING OFF (V2), and per timed node call"
+	echo
+	echo "| Workload | nodes | timed node calls | V2 over V1 | stock | tsc | auto | stock ns/call | tsc ns/call | auto ns/call |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	md "SELECT '| ' || w.id, w.nodes, to_char(w.node_calls, 'FM999,999,999,990'),
+			max(CASE variant WHEN 'V2' THEN to_char(pct_over_plain, 'FMS9990.0') || ' %' END),
+			max(CASE variant WHEN 'V3' THEN to_char(pct_over_off, 'FMS9990.0') || ' %' END),
+			max(CASE variant WHEN 'V4' THEN to_char(pct_over_off, 'FMS9990.0') || ' %' END),
+			max(CASE variant WHEN 'V5' THEN to_char(pct_over_off, 'FMS9990.0') || ' %' END),
+			max(CASE variant WHEN 'V3' THEN to_char(ns_per_call, 'FMS9990.0') END),
+			max(CASE variant WHEN 'V4' THEN to_char(ns_per_call, 'FMS9990.0') END),
+			max(CASE variant WHEN 'V5' THEN to_char(ns_per_call, 'FMS9990.0') END) || ' |'
+		FROM bench_workloads w JOIN bench_summary s ON s.workload = w.id
+		GROUP BY w.id, w.nodes, w.node_calls ORDER BY w.id"
+	echo
+	echo "Timed node calls: per plan node, rows x loops + loops (one ExecProcNode call per row"
+	echo "returned plus one per loop that finds the node exhausted; Hash and bitmap index nodes"
+	echo "count loops only), from EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON)."
+	echo "ns/call = (median V - median V2) / timed node calls: the price of timing one call."
+	echo
+	echo "### Spread and cross-check"
+	echo
+	echo "| Workload | variant | median ms | min | max | (p75-p25)/median | EXPLAIN Execution Time median | nodes timed with |"
+	echo "|---|---|---:|---:|---:|---:|---:|---|"
+	md "SELECT '| ' || workload, variant, to_char(median_ms, 'FM999990.0'),
+			to_char(min_ms, 'FM999990.0'), to_char(max_ms, 'FM999990.0'),
+			to_char(iqr_pct, 'FM990.0') || ' %',
+			coalesce(to_char(median_explain_ms, 'FM999990.0'), ''),
+			coalesce(clock, '') || ' |'
+		FROM bench_summary ORDER BY workload, variant"
+	echo
+	echo "### fasttime_overhead(1): cost of one clock read (plus loop)"
+	echo
+	echo "| source | loops | ns per loop | median ns | p99 ns | verdict |"
+	echo "|---|---:|---:|---:|---:|---|"
+	echo "$overhead_md"
+	echo
+	echo "### Targets (W1)"
+	echo
+	md "SELECT '- tsc (V4): ' || to_char(pct_over_off, 'FMS9990.0') || ' % over TIMING OFF, target <= +10 %: '
+			|| CASE WHEN pct_over_off <= 10 THEN 'met' ELSE 'MISSED' END
+		FROM bench_summary WHERE workload = 'W1' AND variant = 'V4'"
+	md "SELECT '- stock (V3): ' || to_char(pct_over_off, 'FMS9990.0') || ' % over TIMING OFF, target > +100 %: '
+			|| CASE WHEN pct_over_off > 100 THEN 'met' ELSE 'not met (kernel clocksource $clocksource)' END
+		FROM bench_summary WHERE workload = 'W1' AND variant = 'V3'"
+} >"$out/report.md"
+
+# --- chart ---------------------------------------------------------------------
+if [ "$chart" = 1 ]; then
+	bpsql -At -F ' ' -c "
+		SELECT '\"' || w.label || '\"',
+			max(CASE variant WHEN 'V3' THEN round(pct_over_off::numeric, 1) END),
+			max(CASE variant WHEN 'V4' THEN round(pct_over_off::numeric, 1) END),
+			max(CASE variant WHEN 'V5' THEN round(pct_over_off::numeric, 1) END)
+		FROM bench_workloads w JOIN bench_summary s ON s.workload = w.id
+		GROUP BY w.id ORDER BY w.id" >"$out/overhead.dat"
+	gnuplot -e "datafile='$out/overhead.dat'; outfile='$out/overhead.png'" \
+		-e "subtitle='$cpu_model, $vcpus vCPUs, $(echo "$hypervisor" | cut -d' ' -f1), clocksource $clocksource, PG $pg_version, $when'" \
+		bench/overhead.gp 2>"$out/gnuplot.log" || log "gnuplot failed; see $out/gnuplot.log"
+fi
+
+cat "$out/report.md"
+log "files: $out/runs.csv $out/summary.csv $out/report.md $out/plans.txt$([ "$chart" = 1 ] && echo " $out/overhead.png")"
+log "total time $(($(date +%s) - start_s)) s"
