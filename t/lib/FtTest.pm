@@ -72,6 +72,7 @@ sub ft_node
 		'max_parallel_workers = 8',
 		'max_parallel_workers_per_gather = 2',
 		'fsync = off',
+		'jit = off',
 		"log_line_prefix = '%m [%p] %b '");
 	push @conf, "shared_preload_libraries = '$lib'" if $preload;
 	push @conf, @{ $opt{conf} } if $opt{conf};
