@@ -1,0 +1,170 @@
+# A node clock that misbehaves (fault-injection build, in a private
+# installation): the TSC jumps forward or back once, or each read crawls.
+# EXPLAIN ANALYZE keeps working, no time is negative, no node claims more
+# than the Execution Time (times the processes summed at it; each worker's
+# own times within it too), a big disagreement draws the WARNING "the TSC
+# disagreed with clock_gettime", and the server stays up.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use FtTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+
+my ($fault, $why) = ft_fault_install();
+plan skip_all => "no fault-injection build: $why" unless $fault;
+
+my $node = ft_node('fault_ticks', install_path => $fault);
+$node->start;
+my ($rc, $out, $err) = ft_sql($node, 'SHOW fasttime.fault_tick_mode');
+is($out, 'none', 'the server runs the fault build (fasttime.fault_tick_mode exists)');
+($rc, $out) = ft_sql($node, 'SET fasttime.clock_source = tsc; SHOW fasttime.clock_source_status');
+if ($out ne 'tsc')
+{
+	note("tick faults need the TSC, not in effect here ($out)");
+	done_testing();
+	exit 0;
+}
+ft_sql($node, q{
+	CREATE TABLE ft AS SELECT g, md5(g::text) AS t FROM generate_series(1, 60000) g;
+	VACUUM ANALYZE ft;
+	CREATE FUNCTION inner_q(n int) RETURNS bigint LANGUAGE plpgsql AS $$
+	DECLARE r bigint;
+	BEGIN
+		SELECT count(*) INTO r FROM generate_series(1, n * 20);
+		RETURN r;
+	END $$;
+});
+my $pm_start = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
+
+my $serial = 'SET max_parallel_workers_per_gather = 0;';
+my $par = ft_parallel_settings();
+my $query = 'EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON) SELECT count(*), max(a.t) FROM ft a JOIN ft b USING (g) WHERE a.g % 3 = 0';
+
+# per-worker times (VERBOSE) within the Execution Time
+sub workers_sane
+{
+	my ($json) = @_;
+	my ($top, @nodes) = eval { ft_explain_nodes($json) };
+	return 'no plan' unless $top;
+	my $exec = $top->{'Execution Time'};
+	my @bad;
+	for my $e (@nodes)
+	{
+		for my $w (@{ $e->[0]{Workers} // [] })
+		{
+			my ($s, $t) = @{$w}{ 'Actual Startup Time', 'Actual Total Time' };
+			next unless defined $t;
+			push @bad, "worker $w->{'Worker Number'} $e->[0]{'Node Type'}: $s..$t (execution $exec)"
+			  if $s < 0 || $t < 0 || $t > $exec + 0.01;
+		}
+	}
+	return join('; ', @bad);
+}
+
+# fault_case DESCRIPTION WARNING(yes|no|any) SETUP
+sub fault_case
+{
+	my ($desc, $warn, $setup) = @_;
+	my ($rc, $json, $err) = ft_sql($node, "SET fasttime.clock_source = tsc; $setup\n$query");
+	if ($rc != 0)
+	{
+		fail("$desc: EXPLAIN ANALYZE runs");
+		diag($err);
+		return;
+	}
+	my ($ok, $msg) = ft_check_explain($json);
+	ok($ok, "$desc: no negative time, none above the Execution Time ($msg)");
+	if ($setup =~ /parallel_setup_cost/)
+	{
+		my $bad = workers_sane($json);
+		ok($json =~ /"Workers Launched": [1-9]/ && $bad eq '',
+			"$desc: workers launched, per-worker times sane") or diag($bad);
+	}
+	my $warned = $err =~ /WARNING:  fasttime: the TSC disagreed with clock_gettime/;
+	if ($warn eq 'yes')
+	{
+		ok($warned, "$desc: WARNING that the TSC disagreed") or diag($err);
+	}
+	elsif ($warn eq 'no')
+	{
+		unlike($err, qr/WARNING/, "$desc: no WARNING");
+	}
+}
+
+my $hour = 'SET fasttime.fault_tick_amount_ns = 3.6e12;';
+my $weeks = 'SET fasttime.fault_tick_amount_ns = 1e15;';    # 11.6 days
+for my $mode ([ 'serial', $serial ], [ 'parallel', $par ])
+{
+	my ($m, $s) = @$mode;
+	fault_case("$m, no fault", 'no', $s);
+	fault_case("$m, jump forward 1 h at read 2", 'yes',
+		"$s $hour SET fasttime.fault_tick_at = 2; SET fasttime.fault_tick_mode = jump_forward;");
+	fault_case("$m, jump forward 1 h at read 300", 'yes',
+		"$s $hour SET fasttime.fault_tick_at = 300; SET fasttime.fault_tick_mode = jump_forward;");
+	fault_case("$m, jump back 1 h at read 300", 'yes',
+		"$s $hour SET fasttime.fault_tick_at = 300; SET fasttime.fault_tick_mode = jump_back;");
+	fault_case("$m, jump forward 11 days at read 300", 'yes',
+		"$s $weeks SET fasttime.fault_tick_at = 300; SET fasttime.fault_tick_mode = jump_forward;");
+	fault_case("$m, jump back 11 days at read 300", 'yes',
+		"$s $weeks SET fasttime.fault_tick_at = 300; SET fasttime.fault_tick_mode = jump_back;");
+	fault_case("$m, jump back 1 us at read 300 (CPU skew)", 'no',
+		"$s SET fasttime.fault_tick_amount_ns = 1000; SET fasttime.fault_tick_at = 300; SET fasttime.fault_tick_mode = jump_back;");
+	fault_case("$m, jump at read 1 (the query's own start stamp)", 'no',
+		"$s $hour SET fasttime.fault_tick_at = 1; SET fasttime.fault_tick_mode = jump_forward;");
+	fault_case("$m, slow reads (1 us each)", 'no', "$s SET fasttime.fault_tick_mode = slow;");
+}
+
+# a jump of decades (a garbage TSC): still correct, and it must not cost
+# time.  Up to PostgreSQL 15, instr_time is a timespec, and fasttime's
+# ft_instr_time_add_ns (src/compat.h) normalizes it one second per loop
+# iteration: 1e9 iterations for every node whose interval spans the jump.
+{
+	my $t0 = time;
+	fault_case('serial, jump forward 31 years at read 300', 'yes',
+		"$serial SET fasttime.fault_tick_amount_ns = 1e18; SET fasttime.fault_tick_at = 300; SET fasttime.fault_tick_mode = jump_forward;");
+	my $took = time - $t0;
+	local $TODO = 'PostgreSQL 15: ft_instr_time_add_ns normalizes a timespec one second per iteration'
+	  if $node->pg_version < 16;
+	cmp_ok($took, '<', 0.5, sprintf('31-year jump: the session took %.2f s (a few ms of work)', $took));
+}
+
+# nested statements that auto_explain logs, with the jump inside them
+{
+	my $off = -s $node->logfile;
+	my ($rc, $json, $err) = ft_sql($node, "SET fasttime.clock_source = tsc; $serial LOAD 'auto_explain';
+		SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on;
+		SET auto_explain.log_nested_statements = on; SET auto_explain.log_format = json;
+		$hour SET fasttime.fault_tick_at = 400; SET fasttime.fault_tick_mode = jump_forward;
+		EXPLAIN (ANALYZE, FORMAT JSON) SELECT inner_q(g) FROM ft WHERE g < 40;");
+	my ($ok, $msg) = ft_check_explain($json);
+	ok($ok, "jump inside auto_explain-logged nested statements: outer times sane ($msg)");
+	like($err, qr/WARNING:  fasttime: the TSC disagreed/, 'nested jump: WARNING');
+	my $log = ft_log_since($node, $off);
+	my (@bad, $n);
+	while ($log =~ /duration: ([\d.]+) ms  plan:\n\t(\{.*?\n\t\})\n/sg)
+	{
+		my ($ms, $text) = ($1, $2);
+		$n++;
+		while ($text =~ /"Actual Total Time": ([\d.-]+),\n\s*"Actual Rows": \d+,\n\s*"Actual Loops": (\d+)/g)
+		{
+			# auto_explain's duration starts a little after fasttime's stamp
+			push @bad, "node $1 x $2 ms > duration $ms ms"
+			  if $1 < 0 || $1 * $2 > $ms * 1.01 + 0.05;
+		}
+	}
+	ok($n && !@bad, "nested jump: every plan auto_explain logged (" . ($n // 0) . ") within its duration")
+	  or diag(join("\n", @bad[ 0 .. ($#bad < 5 ? $#bad : 5) ]));
+}
+
+# afterwards: a new session is clean, the server never restarted
+fault_case('new session after the faults', 'no', $serial);
+is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $pm_start,
+	'the server stayed up (same postmaster start time)');
+unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC|server process .* was terminated/,
+	'no backend crashed');
+$node->stop;
+done_testing();
