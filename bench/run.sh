@@ -116,6 +116,7 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 log "starting a cluster in $dir on port $port"
 ft_cluster_start "$dir" "$port" \
 	"jit = off" \
@@ -175,14 +176,15 @@ script=$dir/runs.sql
 				echo "SELECT bench_measure('$w', '$v', $r, '$phase') \\g /dev/null"
 			done
 			echo "SELECT format('%s %s %s/%s: %s', '$w', '$phase', $r, $rounds,
-				string_agg(variant || ' ' || coalesce(round(ms::numeric, 1)::text, 'n/a'), '  ' ORDER BY variant))
+				string_agg(variant || ' ' || coalesce(round(ms::numeric, 1)::text, 'n/a'), '  ' ORDER BY variant)
+				|| coalesce(format('  (waited for a CPU: %s ms)', round(sum(rq_wait_ms)::numeric, 1)), ''))
 				FROM bench_results WHERE workload = '$w' AND round = $r;"
 		done
 		echo "SELECT bench_count_calls('$w') \\g /dev/null"
 	done
 } >"$script"
 log "running ${#workloads[@]} workloads x ${#variants[@]} variants x ($warmup warm-up + $rounds) rounds"
-bpsql -At -f "$script" | sed 's/^/bench: /' >&2
+bpsql -At -f "$script" | sed -u 's/^/bench: /' >&2
 
 if [ "$profile" = 1 ]; then
 	bash bench/profile.sh "$dir" "$port" "$out" >&2 || log "profile failed"
@@ -190,39 +192,29 @@ fi
 
 # --- results -------------------------------------------------------------------
 bpsql -c "\\copy (SELECT workload, variant, round, round(ms::numeric, 3) AS ms, phase,
+	round(cpu_ms::numeric, 3) AS cpu_ms, round(rq_wait_ms::numeric, 3) AS rq_wait_ms,
 	round(explain_ms::numeric, 3) AS explain_ms, clock, note
 	FROM bench_results ORDER BY seq) TO '$out/runs.csv' CSV HEADER"
 bpsql -At -c "SELECT '== ' || id || ': ' || title || E' ==\n' || query || E'\n\n' || plan
 	FROM bench_workloads ORDER BY id" >"$out/plans.txt"
 bpsql -f bench/sql/summary.sql
-bpsql -c "\\copy (SELECT * FROM bench_summary ORDER BY workload, variant) TO '$out/summary.csv' CSV HEADER"
+bpsql -c "\\copy (SELECT * FROM bench_summary ORDER BY workload, variant, metric) TO '$out/summary.csv' CSV HEADER"
 
 md() { bpsql -At -F ' | ' -c "$1"; }
-{
-	echo "## fasttime benchmark: EXPLAIN ANALYZE overhead"
-	echo
-	echo "- Machine: $machine"
-	echo "- PostgreSQL $pg_version; fasttime $rev; run $when"
-	echo "- fasttime.clock_source = auto chose: $auto_choice ($auto_reason)"
-	echo "- Sizes: lotsarows $rows rows, orders $orders, customers $customers, widerows $wide (one per page);" \
-		"$rounds measured rounds after $warmup warm-up round(s), variants interleaved; medians."
-	echo "- Every variant timed server-side (clock_timestamp() around EXECUTE), no parallel workers, JIT off."
-	echo
-	echo "### Median time (ms)"
-	echo
-	echo "| Workload | V1 plain | V2 TIMING OFF | V3 stock clock_gettime | V4 tsc | V5 auto |"
-	echo "|---|---:|---:|---:|---:|---:|"
-	md "SELECT '| ' || w.id || ' ' || w.title,
-			max(CASE variant WHEN 'V1' THEN to_char(median_ms, 'FM999990.0') END),
-			max(CASE variant WHEN 'V2' THEN to_char(median_ms, 'FM999990.0') END),
-			max(CASE variant WHEN 'V3' THEN to_char(median_ms, 'FM999990.0') END),
-			max(CASE variant WHEN 'V4' THEN to_char(median_ms, 'FM999990.0') END),
-			max(CASE variant WHEN 'V5' THEN to_char(median_ms, 'FM999990.0') END) || ' |'
-		FROM bench_workloads w JOIN bench_summary s ON s.workload = w.id
-		GROUP BY w.id, w.title ORDER BY w.id"
-	echo
-	echo "### Overhead of TIMING ON over TIMING OFF (V2), and per timed node call"
-	echo
+have_cpu=$(bpsql -At -c "SELECT count(*) > 0 FROM bench_summary WHERE metric = 'cpu'")
+# the metric of the chart and the targets: on-CPU time where the kernel
+# tells us the run-queue wait, wall time otherwise
+if [ "$have_cpu" = t ]; then
+	metric=cpu
+	metric_name="on-CPU time (wall minus run-queue wait)"
+else
+	metric=wall
+	metric_name="wall time"
+fi
+
+# one markdown table of overheads, for a metric
+overhead_table() {
+	local m=$1
 	echo "| Workload | nodes | timed node calls | V2 over V1 | stock | tsc | auto | stock ns/call | tsc ns/call | auto ns/call |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	md "SELECT '| ' || w.id, w.nodes, to_char(w.node_calls, 'FM999,999,999,990'),
@@ -234,23 +226,66 @@ md() { bpsql -At -F ' | ' -c "$1"; }
 			max(CASE variant WHEN 'V4' THEN to_char(ns_per_call, 'FMS9990.0') END),
 			max(CASE variant WHEN 'V5' THEN to_char(ns_per_call, 'FMS9990.0') END) || ' |'
 		FROM bench_workloads w JOIN bench_summary s ON s.workload = w.id
+		WHERE metric = '$m'
 		GROUP BY w.id, w.nodes, w.node_calls ORDER BY w.id"
+}
+
+{
+	echo "## fasttime benchmark: EXPLAIN ANALYZE overhead"
+	echo
+	echo "- Machine: $machine"
+	echo "- PostgreSQL $pg_version; fasttime $rev; run $when"
+	echo "- fasttime.clock_source = auto chose: $auto_choice ($auto_reason)"
+	echo "- Sizes: lotsarows $rows rows, orders $orders, customers $customers, widerows $wide (one per page);" \
+		"$rounds measured rounds after $warmup warm-up round(s), variants interleaved; medians."
+	echo "- Every variant timed the same way, server-side: clock_timestamp() around a PL/pgSQL EXECUTE" \
+		"(wall); on-CPU = wall minus the backend's run-queue wait (/proc/self/schedstat)." \
+		"No parallel workers, JIT off."
+	echo "- Load average at start / end: $load_start / $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo
+	echo "### Median time (ms, wall), and how long the backend waited for a CPU"
+	echo
+	echo "| Workload | V1 plain | V2 TIMING OFF | V3 stock clock_gettime | V4 tsc | V5 auto | waited for a CPU |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
+	md "SELECT '| ' || w.id || ' ' || w.title,
+			max(CASE variant WHEN 'V1' THEN to_char(median_ms, 'FM999990.0') END),
+			max(CASE variant WHEN 'V2' THEN to_char(median_ms, 'FM999990.0') END),
+			max(CASE variant WHEN 'V3' THEN to_char(median_ms, 'FM999990.0') END),
+			max(CASE variant WHEN 'V4' THEN to_char(median_ms, 'FM999990.0') END),
+			max(CASE variant WHEN 'V5' THEN to_char(median_ms, 'FM999990.0') END),
+			coalesce(to_char(100 * sum(median_wait_ms) / sum(median_ms), 'FM990.0') || ' %', 'n/a') || ' |'
+		FROM bench_workloads w JOIN bench_summary s ON s.workload = w.id
+		WHERE metric = 'wall'
+		GROUP BY w.id, w.title ORDER BY w.id"
+	echo
+	if [ "$have_cpu" = t ]; then
+		echo "### Overhead of TIMING ON over TIMING OFF (V2), on-CPU time"
+		echo
+		overhead_table cpu
+		echo
+	fi
+	echo "### Overhead of TIMING ON over TIMING OFF (V2), wall time"
+	echo
+	overhead_table wall
 	echo
 	echo "Timed node calls: per plan node, rows x loops + loops (one ExecProcNode call per row"
 	echo "returned plus one per loop that finds the node exhausted; Hash and bitmap index nodes"
 	echo "count loops only), from EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON)."
 	echo "ns/call = (median V - median V2) / timed node calls: the price of timing one call."
 	echo
-	echo "### Spread and cross-check"
+	echo "### Spread and cross-check (wall)"
 	echo
-	echo "| Workload | variant | median ms | min | max | (p75-p25)/median | EXPLAIN Execution Time median | nodes timed with |"
-	echo "|---|---|---:|---:|---:|---:|---:|---|"
-	md "SELECT '| ' || workload, variant, to_char(median_ms, 'FM999990.0'),
-			to_char(min_ms, 'FM999990.0'), to_char(max_ms, 'FM999990.0'),
-			to_char(iqr_pct, 'FM990.0') || ' %',
-			coalesce(to_char(median_explain_ms, 'FM999990.0'), ''),
-			coalesce(clock, '') || ' |'
-		FROM bench_summary ORDER BY workload, variant"
+	echo "| Workload | variant | median ms | min | max | (p75-p25)/median | median on-CPU ms | EXPLAIN Execution Time median | nodes timed with |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
+	md "SELECT '| ' || s.workload, s.variant, to_char(s.median_ms, 'FM999990.0'),
+			to_char(s.min_ms, 'FM999990.0'), to_char(s.max_ms, 'FM999990.0'),
+			to_char(s.iqr_pct, 'FM990.0') || ' %',
+			coalesce(to_char(c.median_ms, 'FM999990.0'), ''),
+			coalesce(to_char(s.median_explain_ms, 'FM999990.0'), ''),
+			coalesce(s.clock, '') || ' |'
+		FROM bench_summary s
+		LEFT JOIN bench_summary c ON (c.workload, c.variant, c.metric) = (s.workload, s.variant, 'cpu')
+		WHERE s.metric = 'wall' ORDER BY s.workload, s.variant"
 	echo
 	echo "### fasttime_overhead(1): cost of one clock read (plus loop)"
 	echo
@@ -258,14 +293,14 @@ md() { bpsql -At -F ' | ' -c "$1"; }
 	echo "|---|---:|---:|---:|---:|---|"
 	echo "$overhead_md"
 	echo
-	echo "### Targets (W1)"
+	echo "### Targets (W1, $metric_name)"
 	echo
 	md "SELECT '- tsc (V4): ' || to_char(pct_over_off, 'FMS9990.0') || ' % over TIMING OFF, target <= +10 %: '
 			|| CASE WHEN pct_over_off <= 10 THEN 'met' ELSE 'MISSED' END
-		FROM bench_summary WHERE workload = 'W1' AND variant = 'V4'"
+		FROM bench_summary WHERE workload = 'W1' AND variant = 'V4' AND metric = '$metric'"
 	md "SELECT '- stock (V3): ' || to_char(pct_over_off, 'FMS9990.0') || ' % over TIMING OFF, target > +100 %: '
 			|| CASE WHEN pct_over_off > 100 THEN 'met' ELSE 'not met (kernel clocksource $clocksource)' END
-		FROM bench_summary WHERE workload = 'W1' AND variant = 'V3'"
+		FROM bench_summary WHERE workload = 'W1' AND variant = 'V3' AND metric = '$metric'"
 } >"$out/report.md"
 
 # --- chart ---------------------------------------------------------------------
@@ -276,8 +311,10 @@ if [ "$chart" = 1 ]; then
 			max(CASE variant WHEN 'V4' THEN round(pct_over_off::numeric, 1) END),
 			max(CASE variant WHEN 'V5' THEN round(pct_over_off::numeric, 1) END)
 		FROM bench_workloads w JOIN bench_summary s ON s.workload = w.id
-		GROUP BY w.id ORDER BY w.id" >"$out/overhead.dat"
+		WHERE metric = '$metric'
+		GROUP BY w.id, w.label ORDER BY w.id" >"$out/overhead.dat"
 	gnuplot -e "datafile='$out/overhead.dat'; outfile='$out/overhead.png'" \
+		-e "metric='median $metric_name'" \
 		-e "subtitle='$cpu_model, $vcpus vCPUs, $(echo "$hypervisor" | cut -d' ' -f1), clocksource $clocksource, PG $pg_version, $when'" \
 		bench/overhead.gp 2>"$out/gnuplot.log" || log "gnuplot failed; see $out/gnuplot.log"
 fi

@@ -10,6 +10,16 @@
 -- EXPLAIN variants EXPLAIN's own "Execution Time" is kept as well, as a
 -- cross-check (it excludes planning and output).
 --
+-- A shared machine adds noise: while another process has the CPU, the
+-- backend's clock keeps running.  So each run also notes how long the
+-- backend sat in the kernel's run queue, ready but not running, from
+-- /proc/self/schedstat (second field, in ns, accounted whenever the task
+-- gets a CPU back, hence exact once we are running again).  Wall time
+-- minus that wait is the backend's on-CPU time for the run (the queries
+-- read cached data, so they do not sleep on I/O): the same number on an
+-- idle machine, and much steadier on a busy one.  Without
+-- /proc/self/schedstat the wait is NULL and only wall time is reported.
+--
 -- Each measurement is one transaction (one SELECT bench_measure(...)), whose
 -- settings -- the workload's, plus fasttime.clock_source for V3 to V5 --
 -- are transaction-local, so no run inherits anything from the one before.
@@ -85,6 +95,8 @@ CREATE TABLE bench_results(
 	round int NOT NULL,
 	phase text NOT NULL,		-- warmup or measure
 	ms float8,					-- clock_timestamp() around EXECUTE; NULL: not run
+	cpu_ms float8,				-- ms minus the run-queue wait: on-CPU time
+	rq_wait_ms float8,			-- time spent waiting for a CPU
 	explain_ms float8,			-- EXPLAIN's Execution Time, V2 to V5
 	clock text,					-- clock the nodes were timed with, V3 to V5
 	note text
@@ -105,6 +117,16 @@ BEGIN
 END
 $$;
 
+-- Nanoseconds this backend has waited in the run queue, or NULL.
+CREATE OR REPLACE FUNCTION bench_rq_wait_ns()
+RETURNS float8 LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN split_part(pg_read_file('/proc/self/schedstat'), ' ', 2)::float8;
+EXCEPTION WHEN OTHERS THEN
+	RETURN NULL;
+END
+$$;
+
 -- One run of one variant of one workload, recorded in bench_results.
 CREATE OR REPLACE FUNCTION bench_measure(w text, v text, rnd int, ph text)
 RETURNS float8 LANGUAGE plpgsql AS $$
@@ -117,6 +139,8 @@ DECLARE
 	t1 timestamptz;
 	elapsed float8;
 	exec_ms float8;
+	wait0 float8;
+	wait1 float8;
 	eff text;
 BEGIN
 	SELECT * INTO STRICT wl FROM bench_workloads WHERE id = w;
@@ -134,6 +158,7 @@ BEGIN
 		eff := current_setting('fasttime.clock_source_status');
 	END IF;
 	stmt := va.prefix || wl.query;
+	wait0 := bench_rq_wait_ns();
 
 	IF va.prefix = '' THEN
 		t0 := clock_timestamp();
@@ -148,10 +173,13 @@ BEGIN
 		END LOOP;
 		t1 := clock_timestamp();
 	END IF;
+	wait1 := bench_rq_wait_ns();
 	elapsed := extract(epoch FROM t1 - t0) * 1000.0;
 
-	INSERT INTO bench_results(workload, variant, round, phase, ms, explain_ms, clock)
-	VALUES (w, v, rnd, ph, elapsed, exec_ms, eff);
+	INSERT INTO bench_results(workload, variant, round, phase, ms, cpu_ms,
+							  rq_wait_ms, explain_ms, clock)
+	VALUES (w, v, rnd, ph, elapsed, elapsed - (wait1 - wait0) / 1e6,
+			(wait1 - wait0) / 1e6, exec_ms, eff);
 	RETURN elapsed;
 END
 $$;
