@@ -137,24 +137,21 @@ static void
 ft_explain_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
 	int64		timed_before = ft_node_timing_stats.queries;
-	bool		note;
-	bool		node_timing;
-	bool		tsc_chosen = false;
 	FtClockSetting setting = (FtClockSetting) ft_clock_setting;
-
-	note = queryDesc->instrument_options != 0 &&
-		(eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 &&
-		!IsParallelWorker();
-	node_timing = (queryDesc->instrument_options & INSTRUMENT_TIMER) != 0;
-	if (note && node_timing)
-		tsc_chosen = (ft_effective_choice() == FT_CHOICE_TSC);
 
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
 
-	if (note && n_plan_clocks < FT_MAX_PLAN_CLOCKS)
+	/*
+	 * Look at the instrumentation options only now: a hook inside ours
+	 * (auto_explain, when loaded first) may have set them.
+	 */
+	if (queryDesc->instrument_options != 0 &&
+		(eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 &&
+		!IsParallelWorker() &&
+		n_plan_clocks < FT_MAX_PLAN_CLOCKS)
 	{
 		FtPlanClock *pc = &plan_clocks[n_plan_clocks++];
 
@@ -162,10 +159,11 @@ ft_explain_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		pc->queryDesc = queryDesc;
 		pc->plannedstmt = queryDesc->plannedstmt;
 		pc->subid = GetCurrentSubTransactionId();
-		pc->node_timing = node_timing;
+		pc->node_timing = (queryDesc->instrument_options & INSTRUMENT_TIMER) != 0;
 		pc->setting = setting;
-		pc->tsc = tsc_chosen &&
-			ft_node_timing_stats.queries != timed_before;
+		pc->tsc = pc->node_timing &&
+			ft_node_timing_stats.queries != timed_before &&
+			ft_effective_choice() == FT_CHOICE_TSC;
 		if (pc->tsc)
 		{
 			pc->tsc_hz = ft_conv.hz;
