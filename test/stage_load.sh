@@ -113,10 +113,10 @@ t_ok $([ $rc = 0 ] && ! grep -q 'aborted' <<<"$out" && [ "$took" -ge "$secs" ] &
 t_ok $([ "${processed:-0}" -gt 0 ] && [ "${failed_tx:-0}" = 0 ] && echo 0 || echo 1) \
 	"0 failed transactions (${processed:-0} processed, ${failed_tx:-n/a} failed)" \
 	"$(grep -E 'ERROR|error|check' <<<"$out" | head -n 10)"
-scripts_ran=$(grep -cE '^SQL script [0-9]+: .*' <<<"$out")
-zero=$(grep -A1 -E '^SQL script [0-9]+:' <<<"$out" | grep -cE ' - 0 transactions')
-t_ok $([ "$scripts_ran" = 4 ] && [ "$zero" = 0 ] && echo 0 || echo 1) \
-	"every script ran transactions" "$(grep -A1 -E '^SQL script' <<<"$out")"
+# per script: " - N transactions (...)"
+counts=$(sed -nE 's/^ - ([0-9]+) transactions .*/\1/p' <<<"$out" | tr '\n' ' ')
+t_ok $([ "$(wc -w <<<"$counts")" = 4 ] && ! grep -qw 0 <<<"$counts" && echo 0 || echo 1) \
+	"every script ran transactions ($counts)" "$(grep -A4 -E '^SQL script' <<<"$out")"
 
 warn=$(grep -c 'fasttime: the TSC disagreed' "$log")
 t_ok $([ "$warn" = 0 ] && echo 0 || echo 1) \

@@ -23,7 +23,8 @@ src=$(pwd)
 PG_CONFIG=${PG_CONFIG:-pg_config}
 export PG_CONFIG
 FT_TEST_USER=${FT_TEST_USER:-postgres}
-fault_root=${FT_TAP_FAULT_ROOT:-/tmp/ft-tap-fault-root}
+pg_major=$("$PG_CONFIG" --version 2>/dev/null | sed 's/^[^0-9]*\([0-9]*\).*/\1/')
+fault_root=${FT_TAP_FAULT_ROOT:-/tmp/ft-tap-fault-root-$pg_major}
 
 extra_fail=0
 bindir=$("$PG_CONFIG" --bindir) || { echo "not ok - $PG_CONFIG does not run"; echo "STAGE_RESULT tap 0 1"; exit 0; }
