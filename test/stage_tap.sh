@@ -15,8 +15,9 @@
 #                                          reuse a private fault build
 #
 # Ends with "STAGE_RESULT tap <passed> <failed>", counting TAP test points
-# (a skipped point, or a TODO point, counts as passed); a test file that dies or breaks its
-# plan counts as one more failure, and so does a failed fault build.
+# (a skipped or TODO point counts as passed); a test file that dies or
+# breaks its plan without a failed point counts as one failure, and so
+# does a failed fault build (the fault tests then skip).
 set -u
 cd "$(dirname "$0")/.."
 src=$(pwd)
