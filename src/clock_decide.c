@@ -18,6 +18,25 @@
 #include "clock_decide.h"
 
 /*
+ * Is word one of the space-separated words of list?  The kernel lists
+ * clocksources that way, and "tsc-early" must not count as "tsc".
+ */
+static bool
+has_word(const char *list, const char *word)
+{
+	size_t		len = strlen(word);
+	const char *p = list;
+
+	while ((p = strstr(p, word)) != NULL)
+	{
+		if ((p == list || p[-1] == ' ') && (p[len] == '\0' || p[len] == ' '))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/*
  * Is the TSC usable for timing at all?  This is the bar the explicit
  * settings "tsc" and "try_tsc" must clear: a TSC that exists, ticks at a
  * constant rate whatever the CPU's power state (invariant), and whose
@@ -134,7 +153,7 @@ ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
 				snprintf(out->reason, sizeof(out->reason),
 						 "auto chose clock_gettime because the kernel uses clocksource \"%s\", not \"tsc\"%s; set fasttime.clock_source = tsc to use the TSC anyway",
 						 facts->kernel_clocksource,
-						 strstr(facts->kernel_available, "tsc") == NULL ?
+						 !has_word(facts->kernel_available, "tsc") ?
 						 " and has rejected the TSC (it is not among the available clocksources)" : "");
 				return;
 			}

@@ -365,6 +365,7 @@ ft_choose_frequency(FtClockFacts *f)
 		return;
 	}
 
+	/* the first reported value that calibration confirms wins */
 	for (int i = 0; i < 3; i++)
 	{
 		double		ppm;
@@ -372,26 +373,35 @@ ft_choose_frequency(FtClockFacts *f)
 		if (!(cand[i].hz > 0))
 			continue;
 		ppm = fabs(cand[i].hz - f->calibrated_hz) / f->calibrated_hz * 1e6;
-		f->disagreement_ppm = ppm;
 		if (ppm <= FREQ_AGREE_PPM)
 		{
 			f->tsc_hz = cand[i].hz;
 			f->tsc_hz_origin = cand[i].origin;
+			f->disagreement_ppm = ppm;
 			snprintf(f->frequency_note, sizeof(f->frequency_note),
 					 "%s reports %.0f kHz, confirmed by calibration within %.0f ppm",
 					 cand[i].label, cand[i].hz / 1000.0, ppm);
 			return;
 		}
-		f->tsc_hz = f->calibrated_hz;
-		f->tsc_hz_origin = FT_FREQ_CALIBRATION;
-		snprintf(f->frequency_note, sizeof(f->frequency_note),
-				 "%s reports %.0f kHz but calibration measured %.0f kHz (%.0f ppm apart, more than %.0f); using the calibration",
-				 cand[i].label, cand[i].hz / 1000.0, f->calibrated_hz / 1000.0,
-				 ppm, FREQ_AGREE_PPM);
-		return;
 	}
+
+	/* none did: say which (the first, if several) disagreed, and by how much */
 	f->tsc_hz = f->calibrated_hz;
 	f->tsc_hz_origin = FT_FREQ_CALIBRATION;
+	for (int i = 0; i < 3; i++)
+	{
+		if (cand[i].hz > 0)
+		{
+			f->disagreement_ppm =
+				fabs(cand[i].hz - f->calibrated_hz) / f->calibrated_hz * 1e6;
+			snprintf(f->frequency_note, sizeof(f->frequency_note),
+					 "%s reports %.0f kHz but calibration measured %.0f kHz (%.0f ppm apart, more than %.0f); using the calibration",
+					 cand[i].label, cand[i].hz / 1000.0,
+					 f->calibrated_hz / 1000.0, f->disagreement_ppm,
+					 FREQ_AGREE_PPM);
+			return;
+		}
+	}
 	snprintf(f->frequency_note, sizeof(f->frequency_note),
 			 "neither the CPU nor the hypervisor reports the TSC frequency; calibrated against CLOCK_MONOTONIC_RAW");
 }

@@ -60,6 +60,7 @@ typedef struct FtQueryClock
 	QueryDesc  *queryDesc;
 	uint64		tsc_start;
 	int64		wall_start_ns;
+	int			nest_level;		/* (sub)transaction nesting at start */
 } FtQueryClock;
 static FtQueryClock query_clocks[FT_MAX_NESTED_QUERIES];
 static int	n_query_clocks = 0;
@@ -391,6 +392,7 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 			FtQueryClock *qc = &query_clocks[n_query_clocks++];
 
 			qc->queryDesc = queryDesc;
+			qc->nest_level = GetCurrentTransactionNestLevel();
 			qc->tsc_start = ft_node_ticks();
 			qc->wall_start_ns = ft_read_clock_gettime_ns();
 		}
@@ -481,6 +483,24 @@ ft_xact_callback(XactEvent event, void *arg)
 		n_query_clocks = 0;
 }
 
+/*
+ * Likewise for a failed subtransaction (a PL/pgSQL EXCEPTION block): the
+ * queries it started are gone, those of the enclosing levels go on.
+ */
+static void
+ft_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		int			level = GetCurrentTransactionNestLevel();
+
+		while (n_query_clocks > 0 &&
+			   query_clocks[n_query_clocks - 1].nest_level >= level)
+			n_query_clocks--;
+	}
+}
+
 /* Chain our hooks in front of whatever was installed before us. */
 void
 ft_install_executor_hooks(void)
@@ -494,4 +514,5 @@ ft_install_executor_hooks(void)
 	prev_ExecutorFinish = ExecutorFinish_hook;
 	ExecutorFinish_hook = ft_ExecutorFinish;
 	RegisterXactCallback(ft_xact_callback, NULL);
+	RegisterSubXactCallback(ft_subxact_callback, NULL);
 }

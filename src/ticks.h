@@ -11,9 +11,11 @@
  *
  * The conversion is ns = (ticks * mult) >> FT_CONV_SHIFT, with mult
  * precomputed from the TSC frequency.  With a 32-bit shift the rounding of
- * mult costs well under 1 ppb for any frequency from 100 MHz to 10 GHz, and
- * the product is formed in 128 bits so that no interval a 63-bit tick delta
- * can express overflows.  A negative delta (the TSCs of two CPUs are not
+ * mult costs at most 0.5 / mult: about 1 ppb at 10 GHz and 12 ppb at the
+ * 100 GHz upper limit, far below the calibration's own uncertainty.  The
+ * product is formed in 128 bits, and frequencies below 600 MHz are
+ * refused, so that no interval a 63-bit tick delta can express (over 480
+ * years) overflows 64 bits of nanoseconds.  A negative delta (the TSCs of two CPUs are not
  * perfectly in step, so a process that migrates can see time go backwards
  * by a few tens of nanoseconds) counts as zero.
  *
@@ -61,8 +63,11 @@ ft_conv_init(FtTickConv *conv, double hz)
 
 	conv->mult = 0;
 	conv->hz = 0;
-	/* below 1 MHz the scaled multiplier would not fit comfortably */
-	if (!(hz >= 1e6 && hz <= 1e11))
+	/*
+	 * Below 600 MHz, 2^63 ticks would exceed 2^64 ns; no invariant TSC runs
+	 * that slowly.  Above 100 GHz mult loses precision.  NaN fails both.
+	 */
+	if (!(hz >= 6e8 && hz <= 1e11))
 		return false;
 	m = (1e9 * 4294967296.0) / hz;
 	conv->mult = (uint64_t) (m + 0.5);
@@ -90,7 +95,11 @@ ft_ticks_to_ns(const FtTickConv *conv, int64_t delta)
 
 	if (delta <= 0)
 		return 0;
-	/* split multiply; only reached on platforms without a TSC path */
+	/*
+	 * Split multiply, only for platforms without __int128 (and so without
+	 * the TSC path); exact for the frequencies ft_conv_init accepts, where
+	 * mult < 2^33.
+	 */
 	d = (uint64_t) delta;
 	hi = (d >> 32) * conv->mult;
 	lo = ((d & 0xffffffffu) * conv->mult) >> FT_CONV_SHIFT;
