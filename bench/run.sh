@@ -35,7 +35,7 @@ orders=1000000
 customers=100000
 products=10000
 wide=100000
-rounds=9
+rounds=11
 warmup=1
 port=5520
 keep=0
@@ -153,6 +153,9 @@ auto_reason=$(status auto_reason)
 pg_version=$(bpsql -At -c "SHOW server_version")
 kernel=$(uname -r)
 rev=$(git describe --always --dirty 2>/dev/null || echo unknown)
+# the build under test is whatever make install put there last
+so_built=$(date -u -r "$pkglibdir/fasttime.so" +"%Y-%m-%d %H:%M:%S UTC")
+so_sum=$(sha1sum "$pkglibdir/fasttime.so" | cut -c1-12)
 when=$(date -u +"%Y-%m-%d %H:%M UTC")
 machine="$cpu_model (family $cpu_family model $cpu_modelno), $vcpus vCPUs, hypervisor $hypervisor, kernel $kernel, clocksource $clocksource"
 
@@ -234,7 +237,7 @@ overhead_table() {
 	echo "## fasttime benchmark: EXPLAIN ANALYZE overhead"
 	echo
 	echo "- Machine: $machine"
-	echo "- PostgreSQL $pg_version; fasttime $rev; run $when"
+	echo "- PostgreSQL $pg_version; fasttime.so installed $so_built (sha1 $so_sum), tree at $rev; run $when"
 	echo "- fasttime.clock_source = auto chose: $auto_choice ($auto_reason)"
 	echo "- Sizes: lotsarows $rows rows, orders $orders, customers $customers, widerows $wide (one per page);" \
 		"$rounds measured rounds after $warmup warm-up round(s), variants interleaved; medians."

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# bench/profile.sh DIR PORT OUTDIR [WORKLOAD] [VARIANTS...]
+# Where the time goes: perf record -g on the backend running a workload
+# (default W1) under each variant (default V2 V3 V4), a few runs each, in a
+# cluster bench/run.sh has set up (run.sh --profile calls this; with
+# --keep, it can be run by hand afterwards).  Writes OUTDIR/perf-W-V.txt:
+# the hottest symbols, self time, and the call chains into them.
+# Hardware events are often missing in VMs, so this samples cpu-clock.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=$1 port=$2 out=$3
+w=${4:-W1}
+shift $(($# < 4 ? $# : 4))
+variants=("$@")
+[ ${#variants[@]} -gt 0 ] || variants=(V2 V3 V4)
+. test/cluster.sh
+command -v perf >/dev/null || { echo "profile: perf is not installed" >&2; exit 1; }
+
+runs=5
+for v in "${variants[@]}"; do
+	# the backend announces its pid, then waits for perf to attach
+	fifo=$(mktemp -u /tmp/fasttime-profile.XXXXXX)
+	mkfifo "$fifo"
+	{
+		echo "SELECT pg_backend_pid();"
+		read -r _ <"$fifo"
+		for ((i = 0; i < runs; i++)); do
+			echo "SELECT bench_measure('$w', '$v', 1000 + $i, 'profile') \\g /dev/null"
+		done
+	} | ft_psql "$dir" "$port" -At >"$out/profile-pid.txt" &
+	client=$!
+	for _ in $(seq 100); do
+		[ -s "$out/profile-pid.txt" ] && break
+		sleep 0.1
+	done
+	pid=$(head -1 "$out/profile-pid.txt")
+	perf record -q -e cpu-clock -g -p "$pid" -o "$out/perf-$w-$v.data" 2>/dev/null &
+	perfpid=$!
+	sleep 1
+	echo go >"$fifo"
+	wait "$client"
+	kill -INT "$perfpid"
+	wait "$perfpid" || true
+	rm -f "$fifo" "$out/profile-pid.txt"
+	{
+		echo "# perf, cpu-clock, backend running $w under $v ($runs runs)"
+		ft_psql "$dir" "$port" -At -c "
+			SELECT 'median ' || round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 1) || ' ms'
+			FROM bench_results WHERE workload = '$w' AND variant = '$v' AND phase = 'profile'"
+		echo
+		echo "## self time"
+		perf report -i "$out/perf-$w-$v.data" --stdio --no-children --sort symbol \
+			-g none --percent-limit 1 2>/dev/null | grep -v '^#' | sed '/^$/d'
+		echo
+		echo "## call chains (caller view) into the top symbols"
+		perf report -i "$out/perf-$w-$v.data" --stdio --no-children --sort symbol \
+			-g caller,0.5,callee --percent-limit 5 2>/dev/null | grep -v '^#' | sed '/^$/d' | head -120
+		# inside the TSC wrapper, instruction by instruction
+		symbols=$(perf report -i "$out/perf-$w-$v.data" --stdio --sort symbol 2>/dev/null || true)
+		if grep -q ft_exec_proc_node_instr <<<"$symbols"; then
+			echo
+			echo "## ft_exec_proc_node_instr, annotated (instructions with >= 0.5 % of its samples)"
+			perf annotate -i "$out/perf-$w-$v.data" --stdio -s ft_exec_proc_node_instr 2>/dev/null |
+				awk -F: '$1 + 0 >= 0.5 || /Percent/ || /rdtsc/' | head -60
+		fi
+	} >"$out/perf-$w-$v.txt"
+	echo "profile: $out/perf-$w-$v.txt" >&2
+done
