@@ -188,9 +188,10 @@ $$;
 -- FORMAT JSON) run.  A node's ExecProcNode runs once per row it returns
 -- plus once per loop for the call that finds it exhausted, so a node
 -- costs rows x loops + loops timed calls ("Actual Rows" is the per-loop
--- average, rounded: exact for loops = 1, approximate otherwise; a Limit
--- that stops early is never asked for the end-of-data row, so this
--- over-counts it by one per loop).  Hash and bitmap index nodes are not
+-- average, rounded: exact for loops = 1, approximate otherwise; the child
+-- of a Limit that stops early is never asked for its end-of-data row, so
+-- this over-counts such a child by one per loop: in W2, the index scan
+-- under the Limit, about 9 % of the total).  Hash and bitmap index nodes are not
 -- called per row: they are started and stopped once per loop around
 -- MultiExecProcNode, so they count loops only.
 CREATE OR REPLACE FUNCTION bench_count_calls(w text)
