@@ -19,7 +19,9 @@
 #endif
 #include <errno.h>
 #include <math.h>
+#ifdef __linux__
 #include <sched.h>
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,8 +213,10 @@ cmp_double(const void *a, const void *b)
 static void
 ft_calibrate_tsc(FtClockFacts *f)
 {
+#ifdef __linux__
 	cpu_set_t	saved;
 	bool		pinned = false;
+#endif
 	int64_t		deadline;
 	uint64_t	tsc_prev,
 				w_prev;
@@ -228,6 +232,7 @@ ft_calibrate_tsc(FtClockFacts *f)
 				nwide = 0;
 	uint64_t	min_w;
 
+#ifdef __linux__
 	if (sched_getaffinity(0, sizeof(saved), &saved) == 0)
 	{
 		cpu_set_t	one;
@@ -240,6 +245,7 @@ ft_calibrate_tsc(FtClockFacts *f)
 			pinned = (sched_setaffinity(0, sizeof(one), &one) == 0);
 		}
 	}
+#endif
 
 	deadline = raw_ns() + CAL_BUDGET_NS;
 	bracketed_read(f->rdtscp, &tsc_prev, &ns_prev, &w_prev);
@@ -309,8 +315,10 @@ ft_calibrate_tsc(FtClockFacts *f)
 		tsc_prev = tsc, ns_prev = ns, w_prev = w;
 	}
 
+#ifdef __linux__
 	if (pinned)
 		(void) sched_setaffinity(0, sizeof(saved), &saved);
+#endif
 
 	if (!f->calibration_ok)
 	{

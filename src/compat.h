@@ -43,6 +43,11 @@
  * where it counts QueryPerformanceCounter ticks; ft_instr_time_add_ns below
  * relies on nanoseconds.
  */
+#define NS_PER_SEC_COMPAT 1000000000L
+
+/* instr_time: struct timespec up to 15, nanoseconds in .ticks from 16 */
+#define FT_INSTR_TIME_IS_TIMESPEC (PG_VERSION_NUM < 160000)
+
 #if PG_VERSION_NUM >= 160000 && defined(WIN32)
 #error "fasttime does not support Windows"
 #endif
@@ -53,18 +58,30 @@
  * Up to PostgreSQL 15, instr_time is a struct timespec, kept normalized
  * (0 <= tv_nsec < 1e9) by the stock macros; we keep it so, since the stock
  * INSTR_TIME_ACCUM_DIFF that Hash and BitmapIndexScan nodes still run on the
- * same counter normalizes with loops.  One iteration covers a second of node
- * time, so the loop is almost never taken and never long.  From 16 on it is
- * a plain count of nanoseconds.
+ * same counter normalizes with loops.  From 16 on it is a plain count of
+ * nanoseconds.
+ *
+ * The common case, a node call shorter than a second, costs an add and a
+ * compare.  A call of a second or more takes the out-of-line path, where a
+ * division is noise next to the second already spent; it also saturates
+ * rather than overflow on an absurd interval (a TSC that jumped by
+ * centuries), which a loop or a plain add would not survive.
  */
+extern void ft_instr_time_add_ns_slow(instr_time *t, uint64 ns);
+
 static inline void
 ft_instr_time_add_ns(instr_time *t, uint64 ns)
 {
-#if PG_VERSION_NUM < 160000
-	t->tv_nsec += (long) ns;
-	while (unlikely(t->tv_nsec >= 1000000000L))
+	if (unlikely(ns >= (uint64) NS_PER_SEC_COMPAT))
 	{
-		t->tv_nsec -= 1000000000L;
+		ft_instr_time_add_ns_slow(t, ns);
+		return;
+	}
+#if FT_INSTR_TIME_IS_TIMESPEC
+	t->tv_nsec += (long) ns;
+	if (t->tv_nsec >= NS_PER_SEC_COMPAT)
+	{
+		t->tv_nsec -= NS_PER_SEC_COMPAT;
 		t->tv_sec++;
 	}
 #else
@@ -76,7 +93,7 @@ ft_instr_time_add_ns(instr_time *t, uint64 ns)
 static inline void
 ft_instr_time_set_ns(instr_time *t, uint64 ns)
 {
-#if PG_VERSION_NUM < 160000
+#if FT_INSTR_TIME_IS_TIMESPEC
 	t->tv_sec = (time_t) (ns / 1000000000);
 	t->tv_nsec = (long) (ns % 1000000000);
 #else

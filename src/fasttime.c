@@ -114,8 +114,9 @@ ft_get_decision(FtClockSetting setting)
 }
 
 /*
- * The clock plan nodes are timed with right now.  clock_gettime needs no
- * facts, so a server that never asks for the TSC never measures anything.
+ * The clock plan nodes are timed with right now.  Asking measures the
+ * machine the first time (unless the setting is clock_gettime, which needs
+ * no facts): the executor asks only for queries that time their nodes.
  */
 FtClockChoice
 ft_effective_choice(void)
@@ -162,36 +163,43 @@ ft_publish_facts(void)
 
 /*
  * fasttime.clock_source: refuse "tsc" where the TSC is not usable, with
- * the failed condition in the DETAIL.  Parallel workers accept whatever
- * their leader had, since the leader already checked it.
+ * the failed condition in the DETAIL.  Only "tsc" can be refused, and only
+ * an interactive "try_tsc" reports its fallback, so nothing else needs the
+ * facts: loading the library (which checks the default, auto) does not
+ * measure anything.  Parallel workers accept whatever their leader had,
+ * since the leader already checked it.
  */
 static bool
 check_clock_source(int *newval, void **extra, GucSource source)
 {
 	const FtDecision *d;
 
-	if (*newval == FT_SETTING_CLOCK_GETTIME || InitializingParallelWorker)
+	if (InitializingParallelWorker)
 		return true;
 
-	d = ft_get_decision((FtClockSetting) *newval);
-	if (d->refused)
+	if (*newval == FT_SETTING_TSC)
 	{
-		if (process_shared_preload_libraries_in_progress)
-			strlcpy(ft_startup_refusal, d->reason, sizeof(ft_startup_refusal));
-		GUC_check_errcode(ERRCODE_FEATURE_NOT_SUPPORTED);
-		GUC_check_errmsg("fasttime.clock_source cannot be \"%s\" on this machine",
-						 ft_setting_name((FtClockSetting) *newval));
-		GUC_check_errdetail("%s.", d->reason);
-		GUC_check_errhint("Use \"try_tsc\" to use the TSC only where it is usable, or \"auto\".");
-		return false;
+		d = ft_get_decision(FT_SETTING_TSC);
+		if (d->refused)
+		{
+			if (process_shared_preload_libraries_in_progress)
+				strlcpy(ft_startup_refusal, d->reason,
+						sizeof(ft_startup_refusal));
+			GUC_check_errcode(ERRCODE_FEATURE_NOT_SUPPORTED);
+			GUC_check_errmsg("fasttime.clock_source cannot be \"tsc\" on this machine");
+			GUC_check_errdetail("%s.", d->reason);
+			GUC_check_errhint("Use \"try_tsc\" to use the TSC only where it is usable, or \"auto\".");
+			return false;
+		}
 	}
-
-	/* an interactive try_tsc that falls back says so */
-	if (*newval == FT_SETTING_TRY_TSC && d->choice != FT_CHOICE_TSC &&
-		source >= PGC_S_INTERACTIVE)
-		ereport(NOTICE,
-				(errmsg("fasttime.clock_source \"try_tsc\" falls back to clock_gettime"),
-				 errdetail("%s.", d->reason)));
+	else if (*newval == FT_SETTING_TRY_TSC && source >= PGC_S_INTERACTIVE)
+	{
+		d = ft_get_decision(FT_SETTING_TRY_TSC);
+		if (d->choice != FT_CHOICE_TSC)
+			ereport(NOTICE,
+					(errmsg("fasttime.clock_source \"try_tsc\" falls back to clock_gettime"),
+					 errdetail("%s.", d->reason)));
+	}
 	return true;
 }
 

@@ -65,6 +65,33 @@ typedef struct FtQueryClock
 static FtQueryClock query_clocks[FT_MAX_NESTED_QUERIES];
 static int	n_query_clocks = 0;
 
+/*
+ * Both clocks read "at the same time": the TSC on either side of
+ * clock_gettime, retried while the two TSC reads are far apart (an
+ * interrupt, a page fault or preemption landed in between: a fresh
+ * parallel worker's first clock_gettime faults in the vDSO page and can
+ * lose its CPU for milliseconds).  The TSC stamp is their midpoint.
+ */
+#define FT_STAMP_TRIES			4
+#define FT_STAMP_MAX_WIDTH_NS	20000
+
+static void
+paired_stamp(uint64 *tsc, int64 *wall_ns)
+{
+	for (int i = 0; i < FT_STAMP_TRIES; i++)
+	{
+		uint64		before = ft_node_ticks();
+		int64		wall = ft_read_clock_gettime_ns();
+		uint64		after = ft_node_ticks();
+
+		*tsc = before + (after - before) / 2;
+		*wall_ns = wall;
+		if (after >= before &&
+			ft_ticks_to_ns(&ft_conv, (int64) (after - before)) <= FT_STAMP_MAX_WIDTH_NS)
+			break;
+	}
+}
+
 /* tolerated disagreement between the clocks over one query */
 #define FT_DRIFT_TOLERANCE_PPM	1000
 #define FT_DRIFT_TOLERANCE_NS	50000
@@ -81,6 +108,38 @@ static TupleTableSlot *ft_exec_proc_node_first(PlanState *node);
 static TupleTableSlot *ft_exec_proc_node_instr(PlanState *node);
 static TupleTableSlot *ft_exec_proc_node_gather(PlanState *node);
 static bool ft_retime_walker(PlanState *ps, void *context);
+
+/*
+ * The rare case of ft_instr_time_add_ns (compat.h): an interval of a second
+ * or more.  Saturates at the largest representable time.
+ */
+void
+ft_instr_time_add_ns_slow(instr_time *t, uint64 ns)
+{
+#if FT_INSTR_TIME_IS_TIMESPEC
+	uint64		sec = ns / NS_PER_SEC_COMPAT;
+	long		nsec = (long) (ns % NS_PER_SEC_COMPAT);
+
+	if (sec > (uint64) (PG_INT64_MAX / 2) - (uint64) t->tv_sec)
+	{
+		t->tv_sec = PG_INT64_MAX / 2;
+		t->tv_nsec = 0;
+		return;
+	}
+	t->tv_sec += (time_t) sec;
+	t->tv_nsec += nsec;
+	if (t->tv_nsec >= NS_PER_SEC_COMPAT)
+	{
+		t->tv_nsec -= NS_PER_SEC_COMPAT;
+		t->tv_sec++;
+	}
+#else
+	if (ns > (uint64) (PG_INT64_MAX - t->ticks))
+		t->ticks = PG_INT64_MAX;
+	else
+		t->ticks += (int64) ns;
+#endif
+}
 
 /*
  * A node method that returns no tuple; only used to learn the addresses of
@@ -393,8 +452,7 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 
 			qc->queryDesc = queryDesc;
 			qc->nest_level = GetCurrentTransactionNestLevel();
-			qc->tsc_start = ft_node_ticks();
-			qc->wall_start_ns = ft_read_clock_gettime_ns();
+			paired_stamp(&qc->tsc_start, &qc->wall_start_ns);
 		}
 	}
 }
@@ -438,13 +496,20 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	if (i >= 0)
 	{
 		FtQueryClock qc = query_clocks[i];
-		uint64		tsc_end = ft_node_ticks();
-		int64		wall_ns = ft_read_clock_gettime_ns() - qc.wall_start_ns;
-		int64		tsc_delta = (int64) (tsc_end - qc.tsc_start);
-		int64		tsc_ns = (int64) ft_ticks_to_ns(&ft_conv, tsc_delta);
-		int64		tolerance = FT_DRIFT_TOLERANCE_NS +
-			wall_ns / (1000000 / FT_DRIFT_TOLERANCE_PPM);
+		uint64		tsc_end;
+		int64		wall_end;
+		int64		wall_ns;
+		int64		tsc_delta;
+		int64		tsc_ns;
+		int64		tolerance;
 		CapContext	cap;
+
+		paired_stamp(&tsc_end, &wall_end);
+		wall_ns = wall_end - qc.wall_start_ns;
+		tsc_delta = (int64) (tsc_end - qc.tsc_start);
+		tsc_ns = (int64) ft_ticks_to_ns(&ft_conv, tsc_delta);
+		tolerance = FT_DRIFT_TOLERANCE_NS +
+			wall_ns / (1000000 / FT_DRIFT_TOLERANCE_PPM);
 
 		/* entries above ours belong to queries that failed: drop them too */
 		n_query_clocks = i;

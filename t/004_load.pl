@@ -33,7 +33,7 @@ my $adopt_re = qr/fasttime: parallel worker adopted its leader's clock facts/;
 is($rc, 0, 'LOAD fasttime and SET fasttime.clock_source') or diag($err);
 my $status = (split /\n/, $out)[-1] // '';
 my @d = $err =~ /$detect_re/g;
-is(scalar @d, 1, "facts detected once, at LOAD (the default auto needs them) (@d ms)");
+is(scalar @d, 1, "facts detected once, on first need (here SHOW of the status under auto) (@d ms)");
 if ($status ne 'tsc')
 {
 	note("TSC not in effect here ($status): the rest needs it");

@@ -129,8 +129,8 @@ else
 	H='SET fasttime.fault_tick_amount_ns = 3.6e12'	# one hour
 	explain_case "no fault, serial" no "$tsc; $serial"
 	explain_case "no fault, parallel" no "$tsc; $parallel"
-	explain_case "jump forward 1 h at read 2, serial" yes \
-		"$tsc; $serial; $H; SET fasttime.fault_tick_at = 2; SET fasttime.fault_tick_mode = jump_forward"
+	explain_case "jump forward 1 h at read 3 (first node read), serial" yes \
+		"$tsc; $serial; $H; SET fasttime.fault_tick_at = 3; SET fasttime.fault_tick_mode = jump_forward"
 	explain_case "jump forward 1 h at read 500, serial" yes \
 		"$tsc; $serial; $H; SET fasttime.fault_tick_at = 500; SET fasttime.fault_tick_mode = jump_forward"
 	explain_case "jump forward 2 ms at read 500, serial" yes \
