@@ -42,8 +42,11 @@ finish() {
 
 work=$(mktemp -d /tmp/ft-sanitize.XXXXXX)
 chmod 777 "$work"
-san_root=/tmp/ft-san-root
-sanfault_root=/tmp/ft-sanfault-root
+# one private installation per PostgreSQL major version, so runs against
+# different versions cannot remove each other's
+pg_major=$("$SYS_PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+san_root=${FT_SAN_ROOT:-/tmp/ft-san-root-$pg_major}
+sanfault_root=${FT_SANFAULT_ROOT:-/tmp/ft-sanfault-root-$pg_major}
 SANFLAGS="-fsanitize=undefined -fsanitize=float-cast-overflow -fno-omit-frame-pointer -g -O1"
 UBSAN_ENV="UBSAN_OPTIONS=print_stacktrace=1:log_path=$work/ubsan"
 cluster_dir=$work/cluster
