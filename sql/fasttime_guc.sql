@@ -23,7 +23,9 @@ $$;
 
 SELECT name, boot_val, context, vartype, enumvals,
        setting IN ('auto', 'tsc', 'clock_gettime') AS setting_ok
-  FROM pg_settings WHERE name LIKE 'fasttime.%' ORDER BY name;
+  FROM pg_settings
+ WHERE name LIKE 'fasttime.%' AND name NOT LIKE 'fasttime.fault%'  -- test builds
+ ORDER BY name;
 
 SHOW fasttime.clock_source;
 
