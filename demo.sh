@@ -15,8 +15,9 @@ if [ -z "${PG_CONFIG:-}" ]; then
 		echo "== installing PostgreSQL 15 and build tools (apt-get)"
 		export DEBIAN_FRONTEND=noninteractive
 		apt-get update -qq
+		# libipc-run-perl: for the TAP tests of test/run_all.sh
 		apt-get install -y -qq --no-install-recommends build-essential \
-			postgresql-15 postgresql-server-dev-15 >/dev/null
+			postgresql-15 postgresql-server-dev-15 libipc-run-perl >/dev/null
 	fi
 	export PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 fi

@@ -13,7 +13,18 @@
 # line counts as one failure.
 set -u
 cd "$(dirname "$0")/.."
-export PG_CONFIG=${PG_CONFIG:-pg_config}
+if [ -z "${PG_CONFIG:-}" ]; then
+	if command -v pg_config >/dev/null; then
+		PG_CONFIG=pg_config
+	elif [ -x /usr/lib/postgresql/15/bin/pg_config ]; then
+		PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+	else
+		echo "no pg_config found: run ./demo.sh first (it installs PostgreSQL 15), or set PG_CONFIG" >&2
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+fi
+export PG_CONFIG
 
 stages=(test/stage_build.sh test/stage_unit.sh test/stage_regress.sh
 		test/stage_tap.sh test/stage_load.sh test/stage_sanitize.sh)
