@@ -28,21 +28,7 @@ port=${FT_LOAD_PORT:-5512}	# 5510-5517 are ours
 clients=8
 here=test/load
 
-n=0
-passed=0
-failed=0
-t_ok() {	# t_ok STATUS DESCRIPTION [DIAGNOSTIC]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		passed=$((passed + 1))
-		echo "ok $n - $2"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $2"
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | head -n 20 | sed 's/^/#   /'
-	fi
-	return 0
-}
+. test/tap.sh
 finish() {
 	echo "STAGE_RESULT load $passed $failed"
 	exit 0

@@ -22,19 +22,7 @@ cd "$(dirname "$0")/.."
 SYS_PG_CONFIG=${PG_CONFIG:-pg_config}
 . test/fault/private_install.sh
 
-passed=0
-failed=0
-t_ok() {
-	if [ "$1" = 0 ]; then
-		passed=$((passed + 1))
-		echo "ok - $2"
-	else
-		failed=$((failed + 1))
-		echo "not ok - $2"
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | head -n 25 | sed 's/^/#   /'
-	fi
-	return 0
-}
+. test/tap.sh
 finish() {
 	echo "STAGE_RESULT sanitize $passed $failed"
 	exit 0

@@ -21,22 +21,7 @@ root=${FT_FAULT_ROOT:-/tmp/ft-fault-root}
 port=${FT_FAULT_PORT:-5503}
 sys_pg_config=${PG_CONFIG:-pg_config}
 
-n=0
-passed=0
-failed=0
-t_ok() {	# t_ok STATUS DESCRIPTION [DIAGNOSTIC]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		passed=$((passed + 1))
-		echo "ok $n - $2"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $2"
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | head -n 15 | sed 's/^/#   /'
-	fi
-	return 0
-}
-t_skip() { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - # SKIP $1"; }
+. test/tap.sh
 finish() {
 	echo "1..$n"
 	echo "$passed passed, $failed failed"
