@@ -32,6 +32,28 @@ typedef struct FtNodeTimingStats
 } FtNodeTimingStats;
 
 extern FtNodeTimingStats ft_node_timing_stats;
+
+/*
+ * What timed one instrumented query, noted at ExecutorStart and kept until
+ * ExecutorEnd: for the clock cross-check at ExecutorFinish, and for EXPLAIN
+ * (CLOCK_SOURCE), which prints in between.
+ */
+typedef struct FtQueryClock
+{
+	struct QueryDesc *queryDesc;
+	const struct PlannedStmt *plannedstmt;
+	int			nest_level;		/* (sub)transaction nesting at start */
+	FtClockSetting setting;		/* fasttime.clock_source at start */
+	bool		node_timing;	/* per-node timing was asked for */
+	bool		tsc;			/* its nodes were switched to the TSC */
+	bool		checked;		/* ExecutorFinish compared the clocks */
+	double		tsc_hz;			/* the frequency converting its ticks */
+	FtFreqOrigin tsc_hz_origin; /* where that frequency came from */
+	uint64_t	tsc_start;		/* both clocks at start, when tsc */
+	int64_t		wall_start_ns;
+} FtQueryClock;
+
+extern const FtQueryClock *ft_find_query_clock(const struct PlannedStmt *plannedstmt);
 extern void ft_install_executor_hooks(void);
 
 /* explain_option.c: EXPLAIN (ANALYZE, CLOCK_SOURCE), PostgreSQL 18+ */

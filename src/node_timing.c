@@ -49,19 +49,15 @@
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
+static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 
 /*
- * Both clocks at the start of each TSC-timed query still running in this
- * process, innermost last.  Nesting deeper than this only skips the check.
+ * A note for each instrumented query under way in this process (see
+ * FtQueryClock in fasttime.h), from ExecutorStart to ExecutorEnd, innermost
+ * last.  Beyond this many at once, queries go unnoted: their clocks are not
+ * cross-checked and EXPLAIN (CLOCK_SOURCE) cannot say what timed them.
  */
 #define FT_MAX_NESTED_QUERIES 32
-typedef struct FtQueryClock
-{
-	QueryDesc  *queryDesc;
-	uint64		tsc_start;
-	int64		wall_start_ns;
-	int			nest_level;		/* (sub)transaction nesting at start */
-} FtQueryClock;
 static FtQueryClock query_clocks[FT_MAX_NESTED_QUERIES];
 static int	n_query_clocks = 0;
 
@@ -430,28 +426,47 @@ wants_tsc_timing(QueryDesc *queryDesc)
 /*
  * ExecutorStart hook: after the plan tree exists (and whatever hook
  * before us has asked for instrumentation, as auto_explain does), switch
- * its timed nodes to the TSC.
+ * its timed nodes to the TSC, and note what timed the query and, when it
+ * is the TSC, both clocks' start.
  */
 static void
 ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
+	bool		tsc = false;
+
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
 
-	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && wants_tsc_timing(queryDesc))
+	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0 ||
+		queryDesc->instrument_options == 0)
+		return;
+
+	if (wants_tsc_timing(queryDesc))
 	{
 		if (!IsParallelWorker())
 			ft_publish_facts();
 		ft_retime_query(queryDesc, "ExecutorStart");
 		ft_node_timing_stats.queries++;
-		if (n_query_clocks < FT_MAX_NESTED_QUERIES)
-		{
-			FtQueryClock *qc = &query_clocks[n_query_clocks++];
+		tsc = true;
+	}
 
-			qc->queryDesc = queryDesc;
-			qc->nest_level = GetCurrentTransactionNestLevel();
+	if (n_query_clocks < FT_MAX_NESTED_QUERIES)
+	{
+		FtQueryClock *qc = &query_clocks[n_query_clocks++];
+
+		memset(qc, 0, sizeof(*qc));
+		qc->queryDesc = queryDesc;
+		qc->plannedstmt = queryDesc->plannedstmt;
+		qc->nest_level = GetCurrentTransactionNestLevel();
+		qc->setting = (FtClockSetting) ft_clock_setting;
+		qc->node_timing = (queryDesc->instrument_options & INSTRUMENT_TIMER) != 0;
+		qc->tsc = tsc;
+		if (tsc)
+		{
+			qc->tsc_hz = ft_conv.hz;
+			qc->tsc_hz_origin = ft_get_facts()->tsc_hz_origin;
 			paired_stamp(&qc->tsc_start, &qc->wall_start_ns);
 		}
 	}
@@ -473,6 +488,34 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 		FT_EXECUTORRUN_CALL(standard_ExecutorRun);
 }
 
+/* Index of a query's note, or -1. */
+static int
+find_query_clock(QueryDesc *queryDesc)
+{
+	for (int i = n_query_clocks - 1; i >= 0; i--)
+	{
+		if (query_clocks[i].queryDesc == queryDesc)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * The note of the query running a plan, for EXPLAIN (CLOCK_SOURCE), which
+ * prints after the query has finished but before ExecutorEnd; NULL when
+ * the query was not noted.
+ */
+const FtQueryClock *
+ft_find_query_clock(const PlannedStmt *plannedstmt)
+{
+	for (int i = n_query_clocks - 1; i >= 0; i--)
+	{
+		if (query_clocks[i].plannedstmt == plannedstmt)
+			return &query_clocks[i];
+	}
+	return NULL;
+}
+
 /*
  * ExecutorFinish hook: the plan has run (in a parallel worker, its
  * instrumentation is about to be reported to the leader).  Compare the
@@ -488,12 +531,8 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	else
 		standard_ExecutorFinish(queryDesc);
 
-	for (i = n_query_clocks - 1; i >= 0; i--)
-	{
-		if (query_clocks[i].queryDesc == queryDesc)
-			break;
-	}
-	if (i >= 0)
+	i = find_query_clock(queryDesc);
+	if (i >= 0 && query_clocks[i].tsc && !query_clocks[i].checked)
 	{
 		FtQueryClock qc = query_clocks[i];
 		uint64		tsc_end;
@@ -511,9 +550,7 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 		tolerance = FT_DRIFT_TOLERANCE_NS +
 			wall_ns / (1000000 / FT_DRIFT_TOLERANCE_PPM);
 
-		/* entries above ours belong to queries that failed: drop them too */
-		n_query_clocks = i;
-
+		query_clocks[i].checked = true;
 		if (wall_ns < 0)
 			wall_ns = 0;
 		cap.limit = (double) wall_ns / 1e9;
@@ -538,7 +575,29 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 }
 
 /*
- * Forget the clocks of queries that never reached ExecutorFinish because
+ * ExecutorEnd hook: the query is over; forget its note.  Only its own: a
+ * cursor may end while queries started after it are still open.
+ */
+static void
+ft_ExecutorEnd(QueryDesc *queryDesc)
+{
+	int			i = find_query_clock(queryDesc);
+
+	if (i >= 0)
+	{
+		memmove(&query_clocks[i], &query_clocks[i + 1],
+				sizeof(FtQueryClock) * (n_query_clocks - i - 1));
+		n_query_clocks--;
+	}
+
+	if (prev_ExecutorEnd)
+		prev_ExecutorEnd(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+}
+
+/*
+ * Forget the notes of queries that never reached ExecutorEnd because
  * their transaction failed.
  */
 static void
@@ -550,7 +609,8 @@ ft_xact_callback(XactEvent event, void *arg)
 
 /*
  * Likewise for a failed subtransaction (a PL/pgSQL EXCEPTION block): the
- * queries it started are gone, those of the enclosing levels go on.
+ * queries it started are gone, those of the enclosing levels go on.  Notes
+ * are in start order, so the failed level's are on top.
  */
 static void
 ft_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
@@ -578,6 +638,8 @@ ft_install_executor_hooks(void)
 	ExecutorRun_hook = ft_ExecutorRun;
 	prev_ExecutorFinish = ExecutorFinish_hook;
 	ExecutorFinish_hook = ft_ExecutorFinish;
+	prev_ExecutorEnd = ExecutorEnd_hook;
+	ExecutorEnd_hook = ft_ExecutorEnd;
 	RegisterXactCallback(ft_xact_callback, NULL);
 	RegisterSubXactCallback(ft_subxact_callback, NULL);
 }
