@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "clock_decide.h"
+#include "ticks.h"
 
 /*
  * Is word one of the space-separated words of list?  The kernel lists
@@ -40,7 +41,7 @@ has_word(const char *list, const char *word)
  * Is the TSC usable for timing at all?  This is the bar the explicit
  * settings "tsc" and "try_tsc" must clear: a TSC that exists, ticks at a
  * constant rate whatever the CPU's power state (invariant), and whose
- * frequency we know.  Without all three, converted times would be wrong,
+ * frequency we know and can convert exactly.  Without all three, converted times would be wrong,
  * and a wrong time is worse than a slow one.
  *
  * The kernel's opinion is deliberately not part of this: a user who asks
@@ -50,6 +51,8 @@ has_word(const char *list, const char *word)
 bool
 ft_tsc_usable(const FtClockFacts *facts, char *why, size_t whylen)
 {
+	FtTickConv	conv;
+
 	if (!facts->is_x86_64)
 		snprintf(why, whylen, "the TSC is only supported on x86-64 CPUs");
 	else if (!facts->has_tsc)
@@ -64,6 +67,10 @@ ft_tsc_usable(const FtClockFacts *facts, char *why, size_t whylen)
 				 facts->calibration_note[0] ? facts->calibration_note : "no reason recorded");
 	else if (!(facts->tsc_hz > 0))
 		snprintf(why, whylen, "the TSC frequency is unknown");
+	else if (!ft_conv_init(&conv, facts->tsc_hz))
+		snprintf(why, whylen,
+				 "a TSC frequency of %.0f kHz is outside what fasttime converts to nanoseconds exactly (600 MHz to 100 GHz)",
+				 facts->tsc_hz / 1000.0);
 	else
 	{
 		snprintf(why, whylen, "invariant TSC at %.0f kHz (%s)",

@@ -126,8 +126,10 @@ ft_effective_choice(void)
 	if (ft_clock_setting == FT_SETTING_CLOCK_GETTIME)
 		return FT_CHOICE_CLOCK_GETTIME;
 	d = ft_get_decision((FtClockSetting) ft_clock_setting);
-	if (d->refused || d->choice != FT_CHOICE_TSC || ft_conv.mult == 0)
+	if (d->refused || d->choice != FT_CHOICE_TSC)
 		return FT_CHOICE_CLOCK_GETTIME;
+	/* a usable TSC has a frequency ft_conv_init accepted */
+	Assert(ft_conv.mult != 0);
 	return FT_CHOICE_TSC;
 }
 

@@ -534,7 +534,7 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	i = find_query_clock(queryDesc);
 	if (i >= 0 && query_clocks[i].tsc && !query_clocks[i].checked)
 	{
-		FtQueryClock qc = query_clocks[i];
+		FtQueryClock *qc = &query_clocks[i];
 		uint64		tsc_end;
 		int64		wall_end;
 		int64		wall_ns;
@@ -544,13 +544,13 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 		CapContext	cap;
 
 		paired_stamp(&tsc_end, &wall_end);
-		wall_ns = wall_end - qc.wall_start_ns;
-		tsc_delta = (int64) (tsc_end - qc.tsc_start);
+		wall_ns = wall_end - qc->wall_start_ns;
+		tsc_delta = (int64) (tsc_end - qc->tsc_start);
 		tsc_ns = (int64) ft_ticks_to_ns(&ft_conv, tsc_delta);
 		tolerance = FT_DRIFT_TOLERANCE_NS +
 			wall_ns / (1000000 / FT_DRIFT_TOLERANCE_PPM);
 
-		query_clocks[i].checked = true;
+		qc->checked = true;
 		if (wall_ns < 0)
 			wall_ns = 0;
 		cap.limit = (double) wall_ns / 1e9;

@@ -222,28 +222,6 @@ ft_timing_loop(FtReader reader, uint64 limit, FtTimingRun *run)
 }
 
 /*
- * Can this backend read and convert the TSC?  Besides ft_tsc_usable's
- * conditions, the conversion in use must exist (it cannot for absurd
- * frequencies).
- */
-static bool
-ft_sql_tsc_usable(char *why, size_t whylen)
-{
-	const FtClockFacts *facts = ft_get_facts();
-
-	if (!ft_tsc_usable(facts, why, whylen))
-		return false;
-	if (ft_conv.mult == 0)
-	{
-		snprintf(why, whylen,
-				 "a frequency of %.0f kHz cannot be converted to nanoseconds",
-				 facts->tsc_hz / 1000.0);
-		return false;
-	}
-	return true;
-}
-
-/*
  * Measure one source for the given number of seconds.  The result is
  * palloc'd in the caller's context: its size is fixed, and an error or a
  * cancel in the middle frees it with the context.
@@ -319,7 +297,7 @@ ft_get_sources(FunctionCallInfo fcinfo, int argno, FtSource *sources)
 	if (PG_ARGISNULL(argno))
 	{
 		sources[n++] = FT_SRC_CLOCK_GETTIME;
-		if (ft_sql_tsc_usable(why, sizeof(why)))
+		if (ft_tsc_usable(ft_get_facts(), why, sizeof(why)))
 		{
 			sources[n++] = FT_SRC_TSC;
 			sources[n++] = FT_SRC_TSC_ORDERED;
@@ -332,7 +310,7 @@ ft_get_sources(FunctionCallInfo fcinfo, int argno, FtSource *sources)
 	{
 		if (pg_strcasecmp(name, ft_source_names[i]) != 0)
 			continue;
-		if (i != FT_SRC_CLOCK_GETTIME && !ft_sql_tsc_usable(why, sizeof(why)))
+		if (i != FT_SRC_CLOCK_GETTIME && !ft_tsc_usable(ft_get_facts(), why, sizeof(why)))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("clock source \"%s\" is not usable on this machine",
@@ -682,7 +660,7 @@ fasttime_drift(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	if (!ft_get_duration(fcinfo, 0, &duration))
 		PG_RETURN_VOID();
-	if (!ft_sql_tsc_usable(why, sizeof(why)))
+	if (!ft_tsc_usable(ft_get_facts(), why, sizeof(why)))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot compare the TSC with clock_gettime on this machine"),

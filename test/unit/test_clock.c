@@ -140,6 +140,11 @@ test_decision(void)
 	ft_decide(&f, FT_SETTING_TSC, &d);
 	ok(has(d.reason, "0x80000007"), "no invariant TSC: reason names the CPUID bit");
 
+	/* a frequency the conversion cannot represent exactly */
+	good_facts(&f);
+	f.tsc_hz = 5e8;
+	check_unusable("TSC at 500 MHz", &f, "outside what fasttime converts");
+
 	/* no TSC at all */
 	good_facts(&f);
 	f.has_tsc = false;
