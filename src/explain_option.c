@@ -31,7 +31,8 @@
  */
 #include "compat.h"
 
-#include "fasttime.h"
+#include "explain_option.h"
+#include "node_timing.h"
 
 #if FT_HAVE_EXPLAIN_EXTENSIONS
 

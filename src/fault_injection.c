@@ -62,7 +62,7 @@
 #include "clock_facts.h"
 #include "ticks.h"
 
-/* fasttime.c's conversion (fasttime.h is not server-free) */
+/* clock_state.c's conversion (clock_state.h is not server-free) */
 extern FtTickConv ft_conv;
 
 typedef enum FtFaultTickMode

@@ -44,7 +44,7 @@
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
 
-#include "fasttime.h"
+#include "node_timing.h"
 
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
@@ -53,7 +53,7 @@ static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 
 /*
  * A note for each instrumented query under way in this process (see
- * FtQueryClock in fasttime.h), from ExecutorStart to ExecutorEnd, innermost
+ * FtQueryClock in node_timing.h), from ExecutorStart to ExecutorEnd, innermost
  * last.  Beyond this many at once, queries go unnoted: their clocks are not
  * cross-checked and EXPLAIN (CLOCK_SOURCE) cannot say what timed them.
  */

@@ -41,7 +41,7 @@
 #include "utils/tuplestore.h"
 #include "utils/wait_event.h"
 
-#include "fasttime.h"
+#include "node_timing.h"
 
 PG_FUNCTION_INFO_V1(fasttime_histogram);
 PG_FUNCTION_INFO_V1(fasttime_overhead);

@@ -1,29 +1,18 @@
 /*-------------------------------------------------------------------------
  *
- * fasttime.h
- *	  Declarations shared by fasttime's source files.
+ * node_timing.h
+ *	  Executor hooks: which queries get fasttime's node wrappers, and what
+ *	  timed each instrumented query.
  *
- * src/fasttime.h
+ * src/node_timing.h
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FASTTIME_H
-#define FASTTIME_H
+#ifndef FASTTIME_NODE_TIMING_H
+#define FASTTIME_NODE_TIMING_H
 
-#include "clock_decide.h"
-#include "clock_facts.h"
-#include "ticks.h"
+#include "clock_state.h"
 
-/* fasttime.c: settings and state */
-extern int	ft_clock_setting;	/* fasttime.clock_source, an FtClockSetting */
-extern FtTickConv ft_conv;		/* TSC conversion in use by the node wrapper */
-
-extern const FtClockFacts *ft_get_facts(void);
-extern const FtDecision *ft_get_decision(FtClockSetting setting);
-extern FtClockChoice ft_effective_choice(void);
-extern void ft_publish_facts(void);
-
-/* node_timing.c: executor hooks */
 typedef struct FtNodeTimingStats
 {
 	int64		queries;		/* queries whose nodes were TSC-timed */
@@ -56,7 +45,4 @@ typedef struct FtQueryClock
 extern const FtQueryClock *ft_find_query_clock(const struct PlannedStmt *plannedstmt);
 extern void ft_install_executor_hooks(void);
 
-/* explain_option.c: EXPLAIN (ANALYZE, CLOCK_SOURCE), PostgreSQL 18+ */
-extern void ft_register_explain_option(void);
-
-#endif							/* FASTTIME_H */
+#endif							/* FASTTIME_NODE_TIMING_H */
