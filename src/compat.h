@@ -101,6 +101,71 @@ ft_instr_time_set_ns(instr_time *t, uint64 ns)
 #endif
 }
 
+/* Nanoseconds from start to end, two readings of the stock clock. */
+static inline int64
+ft_instr_time_diff_ns(instr_time end, instr_time start)
+{
+#if FT_INSTR_TIME_IS_TIMESPEC
+	return (int64) (end.tv_sec - start.tv_sec) * NS_PER_SEC_COMPAT +
+		(end.tv_nsec - start.tv_nsec);
+#else
+	return end.ticks - start.ticks;
+#endif
+}
+
+/*
+ * BufferUsage and WalUsage as arrays of 64-bit lanes.  The node wrappers
+ * accumulate usage by subtracting the global counters from a node's totals
+ * when a call starts and adding them back when it returns: lane by lane,
+ * in two's complement, which gives exactly the sums stock PostgreSQL's
+ * BufferUsageAccumDiff and WalUsageAccumDiff compute.  That needs every
+ * field to be a 64-bit integer, or (up to 15) a struct timespec of two.
+ */
+#define FT_BUFUSAGE_LANES (sizeof(BufferUsage) / sizeof(int64))
+#define FT_WALUSAGE_LANES (sizeof(WalUsage) / sizeof(int64))
+StaticAssertDecl(sizeof(BufferUsage) % sizeof(int64) == 0 &&
+				 sizeof(WalUsage) % sizeof(int64) == 0 &&
+				 sizeof(time_t) == sizeof(int64) && sizeof(long) == sizeof(int64),
+				 "usage counters must be made of 64-bit lanes");
+
+/*
+ * Up to 15 the I/O times inside BufferUsage are struct timespec, which
+ * stock code keeps normalized (0 <= tv_nsec < 1e9) after every
+ * accumulation.  After a lane-wise add, tv_nsec is within one second of
+ * that range; one step each way restores the same normalized value stock
+ * would hold.  From 16 on the times are plain nanosecond counts.
+ */
+#if FT_INSTR_TIME_IS_TIMESPEC
+static inline void
+ft_timespec_normalize(instr_time *t)
+{
+	if (unlikely((unsigned long) t->tv_nsec >= (unsigned long) NS_PER_SEC_COMPAT))
+	{
+		while (t->tv_nsec < 0)
+		{
+			t->tv_nsec += NS_PER_SEC_COMPAT;
+			t->tv_sec--;
+		}
+		while (t->tv_nsec >= NS_PER_SEC_COMPAT)
+		{
+			t->tv_nsec -= NS_PER_SEC_COMPAT;
+			t->tv_sec++;
+		}
+	}
+}
+
+static inline void
+ft_bufusage_normalize(BufferUsage *bu)
+{
+	ft_timespec_normalize(&bu->blk_read_time);
+	ft_timespec_normalize(&bu->blk_write_time);
+	ft_timespec_normalize(&bu->temp_blk_read_time);
+	ft_timespec_normalize(&bu->temp_blk_write_time);
+}
+#else
+#define ft_bufusage_normalize(bu) ((void) 0)
+#endif
+
 /*
  * Record the time of the current cycle's first tuple, as stock
  * InstrStopNode does.

@@ -130,6 +130,7 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 	const FtQueryClock *pc;
 	const char *source;
 	const char *reason = NULL;
+	bool		sampled;
 
 	if (prev_per_plan)
 		prev_per_plan(plannedstmt, into, es, queryString, params, queryEnv);
@@ -143,7 +144,7 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 	if (pc == NULL)
 	{
 		source = "unknown";
-		reason = "fasttime did not see this statement start (too deeply nested)";
+		reason = "fasttime did not see this statement start";
 	}
 	else if (pc->tsc)
 		source = "tsc";
@@ -157,18 +158,27 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 		source = "clock_gettime";
 		reason = ft_not_tsc_reason(pc);
 	}
+	sampled = pc != NULL && pc->node_timing && pc->sampling.interval > 1;
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
+		StringInfoData buf;
+
+		initStringInfo(&buf);
 		if (pc != NULL && pc->tsc)
-			ExplainPropertyText("Timing Source",
-								psprintf("tsc (%.0f kHz, %s)",
-										 pc->tsc_hz / 1000.0,
-										 ft_freq_origin_name(pc->tsc_hz_origin)),
-								es);
+			appendStringInfo(&buf, "tsc (%.0f kHz, %s",
+							 pc->tsc_hz / 1000.0,
+							 ft_freq_origin_name(pc->tsc_hz_origin));
 		else
-			ExplainPropertyText("Timing Source",
-								psprintf("%s (%s)", source, reason), es);
+			appendStringInfo(&buf, "%s (%s", source, reason);
+		if (sampled)
+			appendStringInfo(&buf, "; 1 in %d calls timed at random",
+							 pc->sampling.interval);
+		if (pc != NULL && pc->disagreed)
+			appendStringInfo(&buf, "; the TSC disagreed with clock_gettime: %.3f ms against %.3f ms",
+							 (double) pc->tsc_ns / 1e6, (double) pc->wall_ns / 1e6);
+		appendStringInfoChar(&buf, ')');
+		ExplainPropertyText("Timing Source", buf.data, es);
 	}
 	else
 	{
@@ -182,6 +192,16 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 		}
 		else
 			ExplainPropertyText("Timing Source Reason", reason, es);
+		if (sampled)
+			ExplainPropertyInteger("Timing Sample Interval", NULL,
+								   pc->sampling.interval, es);
+		if (pc != NULL && pc->disagreed)
+		{
+			ExplainPropertyFloat("TSC Elapsed", "ms",
+								 (double) pc->tsc_ns / 1e6, 3, es);
+			ExplainPropertyFloat("Clock Gettime Elapsed", "ms",
+								 (double) pc->wall_ns / 1e6, 3, es);
+		}
 	}
 }
 

@@ -176,6 +176,21 @@ _PG_init(void)
 							   assign_leader_facts,
 							   NULL);
 
+	DefineCustomIntVariable("fasttime.timing_sample_interval",
+							"Times one in this many plan node calls, at random (1: every call).",
+							"Each timed call counts for the calls in between, so node times are "
+							"estimates; the first call of every loop is always timed, and rows, "
+							"loops, buffers and WAL are always exact.",
+							&ft_timing_sample_interval,
+							1,
+							1,
+							1000000,
+							PGC_SUSET,
+							0,
+							NULL,
+							NULL,
+							NULL);
+
 #ifdef FASTTIME_FAULT_INJECTION
 	ft_fault_define_gucs();
 #endif

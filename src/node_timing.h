@@ -12,11 +12,16 @@
 #define FASTTIME_NODE_TIMING_H
 
 #include "clock_state.h"
+#include "node_wrappers.h"
+
+/* fasttime.timing_sample_interval */
+extern int	ft_timing_sample_interval;
 
 typedef struct FtNodeTimingStats
 {
 	int64		queries;		/* queries whose nodes were TSC-timed */
-	int			last_query_nodes;	/* TSC-timed nodes in the latest one */
+	int			last_query_nodes;	/* TSC-timed nodes in the latest one,
+									 * each counted once */
 	int64		disagreements;	/* queries where the TSC disagreed */
 } FtNodeTimingStats;
 
@@ -24,18 +29,24 @@ extern FtNodeTimingStats ft_node_timing_stats;
 
 /*
  * What timed one instrumented query, noted at ExecutorStart and kept until
- * ExecutorEnd: for the clock cross-check at ExecutorFinish, and for EXPLAIN
- * (CLOCK_SOURCE), which prints in between.
+ * its executor state goes away: for its sampling, for the clock
+ * cross-check at ExecutorFinish, and for EXPLAIN (CLOCK_SOURCE), which
+ * prints between ExecutorFinish and ExecutorEnd.
  */
 typedef struct FtQueryClock
 {
 	struct QueryDesc *queryDesc;
 	const struct PlannedStmt *plannedstmt;
-	int			nest_level;		/* (sub)transaction nesting at start */
 	FtClockSetting setting;		/* fasttime.clock_source at start */
 	bool		node_timing;	/* per-node timing was asked for */
-	bool		tsc;			/* its nodes were switched to the TSC */
+	bool		wrapped;		/* its nodes are on fasttime's wrappers */
+	FtTimer		timer;			/* with this timer, when wrapped */
+	FtSampling	sampling;		/* its sampling (interval 1: none) */
+	bool		tsc;			/* its nodes were timed with the TSC */
 	bool		checked;		/* ExecutorFinish compared the clocks */
+	bool		disagreed;		/* ... and they disagreed */
+	int64_t		wall_ns;		/* the two clocks' time over the query, */
+	int64_t		tsc_ns;			/* when checked */
 	double		tsc_hz;			/* the frequency converting its ticks */
 	FtFreqOrigin tsc_hz_origin; /* where that frequency came from */
 	uint64_t	tsc_start;		/* both clocks at start, when tsc */
@@ -43,6 +54,7 @@ typedef struct FtQueryClock
 } FtQueryClock;
 
 extern const FtQueryClock *ft_find_query_clock(const struct PlannedStmt *plannedstmt);
+extern int	ft_open_query_notes(void);
 extern void ft_install_executor_hooks(void);
 
 #endif							/* FASTTIME_NODE_TIMING_H */

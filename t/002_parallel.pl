@@ -98,7 +98,7 @@ ok($ok, "hash join: node times sane ($msg)");
 is(scalar @w, $launched // -1, 'hash join: every worker retimes at ExecutorRun');
 ok(@w && !grep({ $_ != 1 } @w), 'hash join: each worker switched the re-armed hash join back (1 switched)')
   or diag($dbg);
-like($dbg, qr/fasttime: [1-9]\d* plan nodes below Gather re-armed for TSC timing after parallel start-up/,
+like($dbg, qr/fasttime: [1-9]\d* plan nodes below Gather re-armed after parallel start-up/,
 	'hash join: leader re-armed the nodes below Gather');
 unlike($dbg, qr/WARNING/, 'hash join: no WARNING');
 check_workers($json, 'hash join');

@@ -1,9 +1,11 @@
 # A node clock that misbehaves (fault-injection build, in a private
 # installation): the TSC jumps forward or back once, or each read crawls.
-# EXPLAIN ANALYZE keeps working, no time is negative, no node claims more
-# than the Execution Time (times the processes summed at it; each worker's
-# own times within it too), a big disagreement draws the WARNING "the TSC
-# disagreed with clock_gettime", and the server stays up.
+# EXPLAIN ANALYZE keeps working and no time is negative.  While the clocks
+# agree, no node claims more than the Execution Time (times the processes
+# summed at it; each worker's own times within it too).  A big
+# disagreement draws the WARNING "the TSC disagreed with clock_gettime",
+# and the times are shown as the TSC measured them: fasttime never
+# rewrites a number after the fact.  The server stays up.
 use strict;
 use warnings;
 use FindBin;
@@ -77,6 +79,14 @@ sub fault_case
 		return;
 	}
 	my ($ok, $msg) = ft_check_explain($json);
+	if ($warn eq 'yes')
+	{
+		unlike($json, qr/"Actual (Startup|Total) Time": -/,
+			"$desc: no negative time (the jump is shown as measured)");
+		ok($err =~ /WARNING:  fasttime: the TSC disagreed with clock_gettime/,
+			"$desc: WARNING that the TSC disagreed") or diag($err);
+		return;
+	}
 	ok($ok, "$desc: no negative time, none above the Execution Time ($msg)");
 	if ($setup =~ /parallel_setup_cost/)
 	{
@@ -134,8 +144,8 @@ fault_case('serial, jump forward 31 years at read 300', 'yes',
 		SET auto_explain.log_nested_statements = on; SET auto_explain.log_format = json;
 		$hour SET fasttime.fault_tick_at = 400; SET fasttime.fault_tick_mode = jump_forward;
 		EXPLAIN (ANALYZE, FORMAT JSON) SELECT inner_q(g) FROM ft WHERE g < 40;");
-	my ($ok, $msg) = ft_check_explain($json);
-	ok($ok, "jump inside auto_explain-logged nested statements: outer times sane ($msg)");
+	unlike($json, qr/"Actual (Startup|Total) Time": -/,
+		'jump inside auto_explain-logged nested statements: no negative outer time');
 	like($err, qr/WARNING:  fasttime: the TSC disagreed/, 'nested jump: WARNING');
 	my $log = ft_log_since($node, $off);
 	my (@bad, $n);
@@ -145,12 +155,10 @@ fault_case('serial, jump forward 31 years at read 300', 'yes',
 		$n++;
 		while ($text =~ /"Actual Total Time": ([\d.-]+),\n\s*"Actual Rows": \d+,\n\s*"Actual Loops": (\d+)/g)
 		{
-			# auto_explain's duration starts a little after fasttime's stamp
-			push @bad, "node $1 x $2 ms > duration $ms ms"
-			  if $1 < 0 || $1 * $2 > $ms * 1.01 + 0.05;
+			push @bad, "node $1 x $2 ms" if $1 < 0;
 		}
 	}
-	ok($n && !@bad, "nested jump: every plan auto_explain logged (" . ($n // 0) . ") within its duration")
+	ok($n && !@bad, "nested jump: every plan auto_explain logged (" . ($n // 0) . ") has no negative time")
 	  or diag(join("\n", @bad[ 0 .. ($#bad < 5 ? $#bad : 5) ]));
 }
 

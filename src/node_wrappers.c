@@ -1,0 +1,681 @@
+/*-------------------------------------------------------------------------
+ *
+ * node_wrappers.c
+ *	  The per-node instrumentation wrappers: fasttime's hot path.
+ *
+ * Stock PostgreSQL instruments a plan node by pointing its ExecProcNode at
+ * ExecProcNodeInstr, which calls InstrStartNode and InstrStopNode around
+ * every call: out-of-line functions that test need_timer, need_bufusage
+ * and need_walusage each time, read clock_gettime(), copy the whole
+ * BufferUsage at the start and run BufferUsageAccumDiff at the end.  Here
+ * each combination of what a node needs (timer kind, buffers, WAL, Gather
+ * or not) is its own function, specialized by the compiler from one
+ * always-inline body, and the executor hook picks one per node at
+ * executor start.  No wrapper tests an option per call, divides, or makes
+ * a system call (except the clock_gettime timers, which are the stock
+ * clock on purpose).
+ *
+ * What each wrapper computes is exactly what stock's would:
+ *
+ * - rows, loops and the first-tuple time: the same code as InstrStopNode,
+ *   including the async_mode rule;
+ * - buffer and WAL usage: instead of snapshotting pgBufferUsage at the
+ *   start and adding (end - start) at the end, the wrapper subtracts the
+ *   global counters from the node's totals at the start and adds them at
+ *   the end.  In two's complement that is the same sum, lane by lane (see
+ *   compat.h), and it needs no snapshot: half the memory traffic, and
+ *   plain vector code.  Between the two halves of a call the node's totals
+ *   hold an intermediate value, but nothing reads a node's totals while
+ *   the node is inside a call: EXPLAIN, auto_explain, InstrEndLoop,
+ *   InstrAggNode and parallel workers' reporting all run when it is not;
+ *   ExecShutdownNode's own InstrStartNode/InstrStopNode pair, Hash and
+ *   bitmap nodes under MultiExecProcNode and async requests run their
+ *   stock start/stop around calls of their own and add to the same
+ *   totals.  A call that never returns (an error) leaves its query's
+ *   instrumentation half-updated, which nothing reads: the query is being
+ *   abandoned, and a failed query prints no plan;
+ * - time: two RDTSC and one multiply (the TSC timers), or the stock clock
+ *   with stock arithmetic (the clock_gettime timers, for machines where
+ *   the TSC is not in effect but the cheaper bookkeeping still helps).
+ *
+ * The vector code for buffer and WAL usage comes in three builds of the
+ * same source (portable, AVX2, AVX-512), chosen once per process from
+ * CPUID by ft_wrappers_init().
+ *
+ * Sampled timing (fasttime.timing_sample_interval = N > 1) times a call
+ * with probability 1/N: a countdown, shared by all nodes of the backend,
+ * is reloaded with random gaps drawn from a geometric distribution with
+ * mean N (a table of quantiles, scaled per interval), so each call is
+ * timed independently of its position and periodic plans do not alias.
+ * A timed call counts as many times as the gaps' exact mean, which makes
+ * the node's total an unbiased estimate.  The first call of every loop is
+ * always timed and counts once, so startup and first-tuple times stay
+ * exact; rows, loops, buffers and WAL are never sampled.  Nodes in async
+ * mode (whose first-tuple rule looks at every call) are timed exactly.
+ *
+ * src/node_wrappers.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "compat.h"
+
+#include <math.h>
+
+#include "access/parallel.h"
+#include "common/pg_prng.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+
+#include "node_wrappers.h"
+
+/*
+ * The floor build (make FLOOR=1, benchmarks only) reads no clock at all:
+ * what is left is the bookkeeping.
+ */
+#ifdef FASTTIME_FLOOR
+#define FT_TICKS() ((uint64) 0)
+#define FT_STOCK_CLOCK(t) INSTR_TIME_SET_ZERO(t)
+#else
+#define FT_TICKS() ft_node_ticks()
+#define FT_STOCK_CLOCK(t) INSTR_TIME_SET_CURRENT(t)
+#endif
+
+/* ---------------------------------------------------------------------
+ * Sampling state
+ * ---------------------------------------------------------------------
+ */
+
+/* unit-exponential quantiles; scaled, they become geometric gaps */
+#define FT_GAP_TABLE_SIZE 1024
+static double ft_unit_exp[FT_GAP_TABLE_SIZE];
+static pg_prng_state ft_sample_prng;
+static bool ft_sample_prng_seeded = false;
+
+/* the sampling of the query running now (see ft_sampling_swap) */
+static FtSampling ft_sampling = {1, 0.0, 1.0};
+
+/* calls left until the next timed one, over all nodes of this backend */
+static int64 ft_sample_countdown = 1;
+
+/*
+ * The gap to the next timed call: a geometric variate with mean
+ * ft_sampling.interval.  Out of line: it runs once per timed call.
+ */
+static pg_noinline int64
+ft_next_gap(void)
+{
+	uint32		i = pg_prng_uint32(&ft_sample_prng) % FT_GAP_TABLE_SIZE;
+
+	return 1 + (int64) (ft_unit_exp[i] * ft_sampling.gap_scale);
+}
+
+/*
+ * Sampling parameters for an interval: gaps of 1 + floor(E * scale) with
+ * E unit-exponential are geometric with success probability 1/interval
+ * when scale = -1 / ln(1 - 1/interval).  Drawn from a finite table of
+ * quantiles their mean is not exactly the interval, so the weight of a
+ * timed call is the table's exact mean gap.
+ */
+void
+ft_sampling_prepare(int interval, FtSampling *out)
+{
+	double		sum = 0;
+
+	out->interval = interval;
+	if (interval <= 1)
+	{
+		out->gap_scale = 0.0;
+		out->weight = 1.0;
+		return;
+	}
+	/* each backend its own sequence: seeded here, not in the postmaster */
+	if (!ft_sample_prng_seeded)
+	{
+		pg_prng_seed(&ft_sample_prng, pg_prng_uint64(&pg_global_prng_state));
+		ft_sample_prng_seeded = true;
+	}
+	out->gap_scale = -1.0 / log1p(-1.0 / (double) interval);
+	for (int i = 0; i < FT_GAP_TABLE_SIZE; i++)
+		sum += 1.0 + floor(ft_unit_exp[i] * out->gap_scale);
+	out->weight = sum / FT_GAP_TABLE_SIZE;
+}
+
+/*
+ * Make in the sampling in force, returning the previous one in saved.  The
+ * executor hooks do this around each query's run and finish, so that a
+ * nested query with another interval does not change how the calls of the
+ * outer query's nodes are weighted.
+ */
+void
+ft_sampling_swap(const FtSampling *in, FtSampling *saved)
+{
+	*saved = ft_sampling;
+	ft_sampling = *in;
+	if (ft_sample_countdown > 1 && ft_sampling.interval <= 1)
+		ft_sample_countdown = 1;
+}
+
+/* ---------------------------------------------------------------------
+ * Lane arithmetic for BufferUsage and WalUsage
+ * ---------------------------------------------------------------------
+ */
+
+typedef int64 ft_v8 __attribute__((vector_size(64), aligned(8), may_alias));
+typedef int64 ft_v4 __attribute__((vector_size(32), aligned(8), may_alias));
+typedef int64 ft_v2 __attribute__((vector_size(16), aligned(8), may_alias));
+typedef int64 ft_v1 __attribute__((aligned(8), may_alias));
+
+/*
+ * acc -= cur (sign < 0) or acc += cur (sign > 0), over n lanes.  n is a
+ * compile-time constant where this is used, so the loops unroll to a few
+ * vector operations of the width the enclosing function was built for.
+ */
+static pg_attribute_always_inline void
+ft_lanes(void *acc_p, const void *cur_p, const int n, const int sign)
+{
+	char	   *acc = (char *) acc_p;
+	const char *cur = (const char *) cur_p;
+	int			i = 0;
+
+	for (; i + 8 <= n; i += 8)
+	{
+		if (sign < 0)
+			*(ft_v8 *) (acc + i * 8) -= *(const ft_v8 *) (cur + i * 8);
+		else
+			*(ft_v8 *) (acc + i * 8) += *(const ft_v8 *) (cur + i * 8);
+	}
+	for (; i + 4 <= n; i += 4)
+	{
+		if (sign < 0)
+			*(ft_v4 *) (acc + i * 8) -= *(const ft_v4 *) (cur + i * 8);
+		else
+			*(ft_v4 *) (acc + i * 8) += *(const ft_v4 *) (cur + i * 8);
+	}
+	for (; i + 2 <= n; i += 2)
+	{
+		if (sign < 0)
+			*(ft_v2 *) (acc + i * 8) -= *(const ft_v2 *) (cur + i * 8);
+		else
+			*(ft_v2 *) (acc + i * 8) += *(const ft_v2 *) (cur + i * 8);
+	}
+	for (; i < n; i++)
+	{
+		if (sign < 0)
+			*(ft_v1 *) (acc + i * 8) -= *(const ft_v1 *) (cur + i * 8);
+		else
+			*(ft_v1 *) (acc + i * 8) += *(const ft_v1 *) (cur + i * 8);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * The wrappers
+ * ---------------------------------------------------------------------
+ */
+
+static void ft_rearm_below_gather(PlanState *node, FtTimer timer);
+
+/*
+ * The one body every wrapper is built from.  timer, buf, wal and gather
+ * are compile-time constants in each instance, so every test of them
+ * below disappears.
+ */
+static pg_attribute_always_inline TupleTableSlot *
+ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
+		const bool gather)
+{
+	Instrumentation *instr = node->instrument;
+	TupleTableSlot *result;
+	double		save_tuplecount;
+	uint64		tsc_start = 0;
+	instr_time	clock_start;
+	bool		timed = false;
+	bool		first_call = false;
+	bool		gather_starting = false;
+
+	if (gather)
+	{
+		if (IsA(node, GatherState))
+			gather_starting = !((GatherState *) node)->initialized;
+		else
+			gather_starting = !((GatherMergeState *) node)->initialized;
+	}
+
+	/* InstrStartNode */
+	if (timer == FT_TIMER_TSC)
+		tsc_start = FT_TICKS();
+	else if (timer == FT_TIMER_CLOCK_GETTIME)
+		FT_STOCK_CLOCK(clock_start);
+	else if (timer == FT_TIMER_TSC_SAMPLED ||
+			 timer == FT_TIMER_CLOCK_GETTIME_SAMPLED)
+	{
+		first_call = !instr->running;
+		if (first_call)
+			timed = true;
+		else if (--ft_sample_countdown <= 0)
+		{
+			timed = true;
+			ft_sample_countdown = ft_next_gap();
+		}
+		if (timed)
+		{
+			if (timer == FT_TIMER_TSC_SAMPLED)
+				tsc_start = FT_TICKS();
+			else
+				FT_STOCK_CLOCK(clock_start);
+		}
+	}
+	if (buf)
+		ft_lanes(&instr->bufusage, &pgBufferUsage, FT_BUFUSAGE_LANES, -1);
+	if (wal)
+		ft_lanes(&instr->walusage, &pgWalUsage, FT_WALUSAGE_LANES, -1);
+
+	result = node->ExecProcNodeReal(node);
+
+	/* InstrStopNode */
+	save_tuplecount = instr->tuplecount;
+	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;
+
+	if (timer == FT_TIMER_TSC)
+	{
+		uint64		tsc_stop = FT_TICKS();
+
+		ft_instr_time_add_ns(&instr->counter,
+							 ft_ticks_to_ns(&ft_conv, (int64) (tsc_stop - tsc_start)));
+	}
+	else if (timer == FT_TIMER_CLOCK_GETTIME)
+	{
+		instr_time	clock_stop;
+
+		FT_STOCK_CLOCK(clock_stop);
+		INSTR_TIME_ACCUM_DIFF(instr->counter, clock_stop, clock_start);
+	}
+	else if (timed)
+	{
+		uint64		ns;
+
+		if (timer == FT_TIMER_TSC_SAMPLED)
+		{
+			uint64		tsc_stop = FT_TICKS();
+
+			ns = ft_ticks_to_ns(&ft_conv, (int64) (tsc_stop - tsc_start));
+		}
+		else
+		{
+			instr_time	clock_stop;
+			int64		d;
+
+			FT_STOCK_CLOCK(clock_stop);
+			d = ft_instr_time_diff_ns(clock_stop, clock_start);
+			ns = d > 0 ? (uint64) d : 0;
+		}
+		if (!first_call)
+			ns = (uint64) ((double) ns * ft_sampling.weight + 0.5);
+		ft_instr_time_add_ns(&instr->counter, ns);
+	}
+
+	if (buf)
+	{
+		ft_lanes(&instr->bufusage, &pgBufferUsage, FT_BUFUSAGE_LANES, +1);
+		ft_bufusage_normalize(&instr->bufusage);
+	}
+	if (wal)
+		ft_lanes(&instr->walusage, &pgWalUsage, FT_WALUSAGE_LANES, +1);
+
+	/* Is this the first tuple of this cycle? */
+	if (!instr->running)
+	{
+		instr->running = true;
+		ft_instr_set_firsttuple(instr);
+	}
+	else if (instr->async_mode && save_tuplecount < 1.0)
+		ft_instr_set_firsttuple(instr);
+
+	if (gather && gather_starting)
+		ft_rearm_below_gather(node, timer);
+
+	return result;
+}
+
+/*
+ * One instance per timer kind, buffers, WAL and Gather, for one
+ * instruction set; and the table that finds them.
+ */
+#define FT_W1(isa, attr, t, b, w) \
+static attr TupleTableSlot * \
+ft_##isa##_##t##_##b##_##w##_0(PlanState *node) \
+{ \
+	return ft_wrap(node, (FtTimer) t, b, w, false); \
+} \
+static attr TupleTableSlot * \
+ft_##isa##_##t##_##b##_##w##_1(PlanState *node) \
+{ \
+	return ft_wrap(node, (FtTimer) t, b, w, true); \
+}
+#define FT_WT(isa, attr, t) \
+	FT_W1(isa, attr, t, 0, 0) FT_W1(isa, attr, t, 0, 1) \
+	FT_W1(isa, attr, t, 1, 0) FT_W1(isa, attr, t, 1, 1)
+#define FT_WALL(isa, attr) \
+	FT_WT(isa, attr, 0) FT_WT(isa, attr, 1) FT_WT(isa, attr, 2) \
+	FT_WT(isa, attr, 3) FT_WT(isa, attr, 4)
+
+#define FT_E1(isa, t, b, w) \
+	{ft_##isa##_##t##_##b##_##w##_0, ft_##isa##_##t##_##b##_##w##_1}
+#define FT_ET(isa, t) \
+	{{FT_E1(isa, t, 0, 0), FT_E1(isa, t, 0, 1)}, \
+	 {FT_E1(isa, t, 1, 0), FT_E1(isa, t, 1, 1)}}
+#define FT_EALL(isa) \
+	{FT_ET(isa, 0), FT_ET(isa, 1), FT_ET(isa, 2), FT_ET(isa, 3), FT_ET(isa, 4)}
+
+typedef ExecProcNodeMtd FtWrapperTable[FT_N_TIMERS][2][2][2];
+
+FT_WALL(portable, )
+static const FtWrapperTable ft_portable_table = FT_EALL(portable);
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define FT_HAVE_ISA_VARIANTS 1
+FT_WALL(avx2, __attribute__((target("avx2"))))
+FT_WALL(avx512, __attribute__((target("avx512f"))))
+static const FtWrapperTable ft_avx2_table = FT_EALL(avx2);
+static const FtWrapperTable ft_avx512_table = FT_EALL(avx512);
+#else
+#define FT_HAVE_ISA_VARIANTS 0
+#endif
+
+static const FtWrapperTable *ft_table = &ft_portable_table;
+static const char *ft_isa_name = "portable";
+
+/* The wrapper a node gets for good, by what it needs. */
+static inline ExecProcNodeMtd
+ft_method(PlanState *ps, FtTimer timer)
+{
+	Instrumentation *instr = ps->instrument;
+	bool		gather = IsA(ps, GatherState) || IsA(ps, GatherMergeState);
+
+	/* async nodes' first-tuple rule looks at every call: never sample */
+	if (instr->async_mode)
+	{
+		if (timer == FT_TIMER_TSC_SAMPLED)
+			timer = FT_TIMER_TSC;
+		else if (timer == FT_TIMER_CLOCK_GETTIME_SAMPLED)
+			timer = FT_TIMER_CLOCK_GETTIME;
+	}
+	return (*ft_table)[timer][instr->need_bufusage ? 1 : 0]
+		[instr->need_walusage ? 1 : 0][gather ? 1 : 0];
+}
+
+/*
+ * First call of a node: the stack depth check stock ExecProcNodeFirst
+ * does once per node, then the node's wrapper for good.
+ */
+#define FT_FIRST(t) \
+static TupleTableSlot * \
+ft_first_##t(PlanState *node) \
+{ \
+	check_stack_depth(); \
+	node->ExecProcNode = ft_method(node, (FtTimer) t); \
+	return node->ExecProcNode(node); \
+}
+FT_FIRST(0)
+FT_FIRST(1)
+FT_FIRST(2)
+FT_FIRST(3)
+FT_FIRST(4)
+
+static const ExecProcNodeMtd ft_first[FT_N_TIMERS] = {
+	ft_first_0, ft_first_1, ft_first_2, ft_first_3, ft_first_4
+};
+
+/* Is this one of the methods we put nodes on? */
+static bool
+ft_is_ours(ExecProcNodeMtd m)
+{
+	const ExecProcNodeMtd *all = &(*ft_table)[0][0][0][0];
+
+	for (int i = 0; i < FT_N_TIMERS; i++)
+		if (m == ft_first[i])
+			return true;
+	for (int i = 0; i < (int) (sizeof(FtWrapperTable) / sizeof(ExecProcNodeMtd)); i++)
+		if (m == all[i])
+			return true;
+	return false;
+}
+
+/* ---------------------------------------------------------------------
+ * Putting nodes on the wrappers
+ * ---------------------------------------------------------------------
+ */
+
+/* the stock ExecProcNodeFirst and ExecProcNodeInstr, learned at run time */
+static ExecProcNodeMtd stock_first = NULL;
+static ExecProcNodeMtd stock_instr = NULL;
+static bool stock_known = false;
+
+/* A node method that returns no tuple; only used by ft_wrappers_learn_stock. */
+static TupleTableSlot *
+probe_exec_proc_node(PlanState *node)
+{
+	return NULL;
+}
+
+/*
+ * Learn the addresses of execProcnode.c's static ExecProcNodeFirst and
+ * ExecProcNodeInstr by running a dummy node through them once.  We need
+ * them to recognise nodes that stock code has (re)armed, and to leave alone
+ * any node some other extension has wrapped.  The dummy has
+ * instrumentation without timer, buffer or WAL usage, so the stock
+ * wrappers touch nothing outside it.
+ */
+void
+ft_wrappers_learn_stock(void)
+{
+	PlanState	ps;
+	Instrumentation instr;
+
+	memset(&ps, 0, sizeof(ps));
+	memset(&instr, 0, sizeof(instr));
+	ps.instrument = &instr;
+	ExecSetExecProcNode(&ps, probe_exec_proc_node);
+	stock_first = ps.ExecProcNode;
+	(void) ExecProcNode(&ps);
+	stock_instr = ps.ExecProcNode;
+
+	stock_known = (stock_first != NULL && stock_instr != NULL &&
+				   stock_first != stock_instr &&
+				   stock_first != probe_exec_proc_node &&
+				   stock_instr != probe_exec_proc_node);
+	if (!stock_known)
+		ereport(WARNING,
+				(errmsg("fasttime could not identify the executor's instrumentation wrappers"),
+				 errdetail("Plan nodes will be instrumented by stock PostgreSQL.")));
+}
+
+bool
+ft_wrappers_stock_known(void)
+{
+	return stock_known;
+}
+
+/*
+ * Put one node on fasttime's wrappers if it is instrumented and on a stock
+ * wrapper now; leave it alone otherwise (already ours, or some other
+ * extension's).  That makes every walk idempotent.
+ */
+static inline bool
+ft_wrap_node(PlanState *ps, FtTimer timer)
+{
+	if (ps->instrument == NULL)
+		return false;
+	if (ps->ExecProcNode == stock_first)
+		ps->ExecProcNode = ft_first[timer];
+	else if (ps->ExecProcNode == stock_instr)
+		ps->ExecProcNode = ft_method(ps, timer);
+	else
+		return false;
+	return true;
+}
+
+/* A walk over one query's plan, each node once. */
+typedef struct FtWalk
+{
+	FtTimer		timer;
+	PlanState **roots;			/* subplan roots, sorted */
+	int			nroots;
+	PlanState  *current_root;	/* the subplan being walked, or NULL */
+	int			nodes;			/* nodes on our wrappers */
+	int			switched;		/* nodes this walk put there */
+} FtWalk;
+
+static int
+ft_ptr_cmp(const void *a, const void *b)
+{
+	uintptr_t	x = (uintptr_t) *(PlanState *const *) a;
+	uintptr_t	y = (uintptr_t) *(PlanState *const *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * planstate_tree_walker descends into a node's initPlan and subPlan lists,
+ * whose plans are also in the executor's es_subplanstates (which CTE scans
+ * use without a SubPlan).  To visit every node once, a subplan's root is
+ * only entered from the walk over es_subplanstates.
+ */
+static bool
+ft_wrap_walker(PlanState *ps, void *context)
+{
+	FtWalk	   *w = (FtWalk *) context;
+
+	if (ps != w->current_root && w->nroots > 0 &&
+		bsearch(&ps, w->roots, w->nroots, sizeof(PlanState *), ft_ptr_cmp) != NULL)
+		return false;
+	if (ft_wrap_node(ps, w->timer))
+		w->switched++;
+	if (ft_is_ours(ps->ExecProcNode))
+		w->nodes++;
+	return planstate_tree_walker(ps, ft_wrap_walker, context);
+}
+
+/*
+ * Put every instrumented node of a query on the wrappers for its timer:
+ * the main tree and each subplan.  Returns the number of distinct nodes
+ * on our wrappers afterwards; *switched says how many this call moved.
+ */
+int
+ft_wrap_query_nodes(PlanState *planstate, List *subplanstates, FtTimer timer,
+					int *switched)
+{
+	FtWalk		w;
+	ListCell   *lc;
+
+	memset(&w, 0, sizeof(w));
+	w.timer = timer;
+	if (subplanstates != NIL)
+	{
+		w.roots = palloc(sizeof(PlanState *) * list_length(subplanstates));
+		foreach(lc, subplanstates)
+		{
+			if (lfirst(lc) != NULL)
+				w.roots[w.nroots++] = (PlanState *) lfirst(lc);
+		}
+		qsort(w.roots, w.nroots, sizeof(PlanState *), ft_ptr_cmp);
+	}
+	if (planstate != NULL)
+		(void) ft_wrap_walker(planstate, &w);
+	for (int i = 0; i < w.nroots; i++)
+	{
+		w.current_root = w.roots[i];
+		(void) ft_wrap_walker(w.roots[i], &w);
+	}
+	if (w.roots)
+		pfree(w.roots);
+	*switched = w.switched;
+	return w.nodes;
+}
+
+/* Walker for ft_rearm_below_gather: no counting, no dedup needed. */
+static bool
+ft_rearm_walker(PlanState *ps, void *context)
+{
+	FtWalk	   *w = (FtWalk *) context;
+
+	if (ft_wrap_node(ps, w->timer))
+		w->switched++;
+	return planstate_tree_walker(ps, ft_rearm_walker, context);
+}
+
+/*
+ * A Gather or Gather Merge has just (re)initialized its parallel
+ * machinery, and a parallel hash join below it has re-armed stock
+ * instrumentation with ExecSetExecProcNode: put it back on ours.  The
+ * join's own first leader-side call already ran under stock
+ * instrumentation, which adds to the same totals in the same units.
+ */
+static pg_noinline void
+ft_rearm_below_gather(PlanState *node, FtTimer timer)
+{
+	FtWalk		w;
+
+	memset(&w, 0, sizeof(w));
+	w.timer = timer;
+	(void) planstate_tree_walker(node, ft_rearm_walker, &w);
+	ereport(DEBUG1,
+			(errmsg_internal("fasttime: %d plan nodes below %s re-armed after parallel start-up",
+							 w.switched, IsA(node, GatherState) ? "Gather" : "Gather Merge")));
+}
+
+/* ---------------------------------------------------------------------
+ * Set-up
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * Once per process: choose the widest vector build the CPU and the kernel
+ * support, and fill the sampling quantile table.
+ */
+void
+ft_wrappers_init(void)
+{
+#if FT_HAVE_ISA_VARIANTS
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f"))
+	{
+		ft_table = &ft_avx512_table;
+		ft_isa_name = "avx512";
+	}
+	else if (__builtin_cpu_supports("avx2"))
+	{
+		ft_table = &ft_avx2_table;
+		ft_isa_name = "avx2";
+	}
+#endif
+	for (int i = 0; i < FT_GAP_TABLE_SIZE; i++)
+		ft_unit_exp[i] = -log1p(-((double) i + 0.5) / FT_GAP_TABLE_SIZE);
+}
+
+/* Which build of the wrappers this process uses, for fasttime_status(). */
+const char *
+ft_wrappers_isa(void)
+{
+	return ft_isa_name;
+}
+
+/* Names of timer kinds, for messages. */
+const char *
+ft_timer_name(FtTimer timer)
+{
+	switch (timer)
+	{
+		case FT_TIMER_NONE:
+			return "none";
+		case FT_TIMER_TSC:
+			return "tsc";
+		case FT_TIMER_CLOCK_GETTIME:
+			return "clock_gettime";
+		case FT_TIMER_TSC_SAMPLED:
+			return "tsc, sampled";
+		case FT_TIMER_CLOCK_GETTIME_SAMPLED:
+			return "clock_gettime, sampled";
+	}
+	return "?";
+}
