@@ -45,8 +45,14 @@
 #define CAL_BRACKET_TRIES	32
 #define CAL_BRACKET_SLACK	64	/* ticks a bracket may exceed 2x narrowest */
 
-/* tolerated disagreement between a reported frequency and calibration */
-#define FREQ_AGREE_PPM		1000.0
+/*
+ * A reported frequency is used only when the calibration confirms it this
+ * closely.  The calibration's windows agree within CAL_AGREE_PPM, so a
+ * reported value that is right lands well inside 20 ppm; a nominal value
+ * (CPUID 0x16 is whole MHz) a few hundred ppm off does not, and using it
+ * would make every time that much wrong.
+ */
+#define FREQ_AGREE_PPM		20.0
 
 const char *
 ft_freq_origin_name(FtFreqOrigin origin)
@@ -347,8 +353,8 @@ ft_calibrate_tsc(FtClockFacts *f)
  * exact by construction when it is right, but leaf 0x16 is a nominal base
  * frequency that need not equal the TSC rate, and hypervisors have been
  * known to report stale values after migration.  So a reported value is
- * used only when calibration confirms it within 0.1 %; otherwise the
- * calibration wins and the reason is kept.
+ * used only when calibration confirms it within FREQ_AGREE_PPM (20 ppm);
+ * otherwise the calibration wins and the reason is kept.
  */
 void
 ft_choose_frequency(FtClockFacts *f)
