@@ -36,6 +36,10 @@ SET fasttime.clock_source_status TO DEFAULT;
 
 -- the hidden hand-over to parallel workers cannot be set by users
 SET fasttime.leader_facts = 'ft1:00000000:';
+SET fasttime.leader_facts = 'ft2:00000000:';
+-- superusers can read it (tag ft2, the layout hash, the hex image)
+SELECT current_setting('fasttime.leader_facts') ~ '^(ft2:[0-9a-f]{8}:[0-9a-f]+)?$'
+  AS leader_facts_shape;
 
 -- bad values
 SET fasttime.clock_source = 'rdtsc';
@@ -84,6 +88,11 @@ SET ROLE fasttime_plain;
 SET fasttime.clock_source = clock_gettime;
 SHOW fasttime.clock_source_status;
 RESET fasttime.clock_source;
+-- the facts handed to parallel workers (CPU, hypervisor, clocksources) are
+-- for superusers only
+SHOW fasttime.leader_facts;
+SELECT current_setting('fasttime.leader_facts');
+SELECT count(*) FROM pg_settings WHERE name = 'fasttime.leader_facts';
 RESET ROLE;
 REVOKE SET ON PARAMETER fasttime.clock_source FROM fasttime_plain;
 DROP ROLE fasttime_plain;

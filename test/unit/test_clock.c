@@ -198,8 +198,29 @@ test_decision(void)
 	ft_decide(&f, FT_SETTING_AUTO, &d);
 	ok(!has(d.reason, "rejected") && has(d.reason, "set fasttime.clock_source = tsc"),
 	   "kernel kvm-clock with tsc available: not called rejected, says how to override");
-	check_decision("kernel kvm-clock", &f, FT_SETTING_TSC, FT_CHOICE_TSC, false, NULL);
-	check_decision("kernel kvm-clock", &f, FT_SETTING_TRY_TSC, FT_CHOICE_TSC, false, NULL);
+	check_decision("kernel kvm-clock", &f, FT_SETTING_TSC, FT_CHOICE_TSC, false,
+				   "the kernel itself uses clocksource \"kvm-clock\", not the TSC");
+	check_decision("kernel kvm-clock", &f, FT_SETTING_TRY_TSC, FT_CHOICE_TSC, false,
+				   "the kernel itself uses clocksource \"kvm-clock\", not the TSC");
+
+	/*
+	 * The kernel's watchdog switches clocksource at run time: the same facts
+	 * with only kernel_clocksource changed (what clock_state.c does when it
+	 * re-reads it) turn auto away from the TSC; tsc and try_tsc stay, and
+	 * say that the kernel no longer uses it.
+	 */
+	good_facts(&f);
+	check_decision("before the kernel switches", &f, FT_SETTING_AUTO, FT_CHOICE_TSC, false, NULL);
+	ft_decide(&f, FT_SETTING_TSC, &d);
+	ok(!has(d.reason, "the kernel itself"), "kernel on tsc: tsc's reason does not mention the kernel");
+	strcpy(f.kernel_clocksource, "hpet");
+	strcpy(f.kernel_available, "hpet acpi_pm");
+	check_decision("after the kernel switched to hpet", &f, FT_SETTING_AUTO,
+				   FT_CHOICE_CLOCK_GETTIME, false, "rejected the TSC");
+	check_decision("after the kernel switched to hpet", &f, FT_SETTING_TSC, FT_CHOICE_TSC,
+				   false, "not the TSC");
+	check_decision("after the kernel switched to hpet", &f, FT_SETTING_TRY_TSC, FT_CHOICE_TSC,
+				   false, "not the TSC");
 
 	good_facts(&f);
 	strcpy(f.kernel_clocksource, "hpet");
@@ -677,8 +698,13 @@ test_serialize(void)
 
 	ft_facts_serialize(&f, buf, sizeof(buf));
 	len = strlen(buf);
-	ok(strncmp(buf, "ft1:", 4) == 0 && len == 4 + 9 + 2 * sizeof(f),
-	   "serialized: tag, size, %zu hex digits", 2 * sizeof(f));
+	{
+		char		tag[16];
+
+		snprintf(tag, sizeof(tag), "ft2:%08x:", (unsigned) ft_facts_layout_hash());
+		ok(strncmp(buf, tag, 13) == 0 && len == 4 + 9 + 2 * sizeof(f),
+		   "serialized: tag ft2, layout hash, %zu hex digits", 2 * sizeof(f));
+	}
 	memset(&g, 0, sizeof(g));
 	ok(ft_facts_parse(buf, &g) && memcmp(&f, &g, sizeof(f)) == 0,
 	   "round trip reproduces the structure byte for byte");
@@ -694,17 +720,36 @@ test_serialize(void)
 
 	REJECT(NULL, "NULL");
 	REJECT("", "empty string");
-	REJECT("ft1:", "tag only");
+	REJECT("ft2:", "tag only");
 	strcpy(bad, buf);
-	bad[2] = '2';
-	REJECT(bad, "wrong tag (ft2:)");
+	bad[2] = '3';
+	REJECT(bad, "wrong tag (ft3:)");
 	strcpy(bad, buf);
 	bad[0] = 'F';
-	REJECT(bad, "wrong tag (FT1:)");
+	REJECT(bad, "wrong tag (FT2:)");
+
+	/*
+	 * What the previous format (tag ft1 and the structure's size) sent: a
+	 * build that only compared sizes took any same-sized image for its own.
+	 */
 	strcpy(bad, buf);
-	snprintf(bad + 4, 9, "%08zx", sizeof(f) + 1);
+	snprintf(bad, 14, "ft1:%08zx", sizeof(f));
 	bad[12] = ':';
-	REJECT(bad, "size field differs from the structure's");
+	REJECT(bad, "the old format (ft1:<size>:), same size and bytes");
+
+	/* another build's layout: same tag and length, another hash */
+	strcpy(bad, buf);
+	bad[4] = bad[4] == '0' ? '1' : '0';
+	REJECT(bad, "another layout hash, same length");
+	strcpy(bad, buf);
+	snprintf(bad + 4, 9, "%08x", (unsigned) ft_facts_layout_hash() ^ 0x80000000u);
+	bad[12] = ':';
+	REJECT(bad, "another layout hash (top bit)");
+
+	/* the hash is stable within a build and not trivially zero */
+	ok(ft_facts_layout_hash() == ft_facts_layout_hash() && ft_facts_layout_hash() != 0 &&
+	   ft_facts_layout_hash() != 2166136261u,
+	   "layout hash %08x: stable and covers the fields", (unsigned) ft_facts_layout_hash());
 	strcpy(bad, buf);
 	bad[12] = '-';
 	REJECT(bad, "no ':' after the size");
