@@ -246,7 +246,8 @@ ft_effective_choice(void)
 		return FT_CHOICE_CLOCK_GETTIME;
 	/* a usable TSC has a frequency ft_conv_init accepted */
 	Assert(ft_conv.mult != 0);
-	if (ft_clock_setting == FT_SETTING_AUTO)
+	/* not in the postmaster (its start-up line asks): children inherit it */
+	if (ft_clock_setting == FT_SETTING_AUTO && IsUnderPostmaster)
 		ft_auto_used_tsc = true;
 	return FT_CHOICE_TSC;
 }
