@@ -515,12 +515,17 @@ ft_read_kernel_clocksource(char *current, size_t curlen,
 		if (available[0] == '\0')
 			read_sysfs_line(CLOCKSOURCE_DIR "available_clocksource",
 							available, availlen);
-		return current[0] != '\0';
 	}
+	else
 #endif
-	read_sysfs_line(CLOCKSOURCE_DIR "current_clocksource", current, curlen);
-	read_sysfs_line(CLOCKSOURCE_DIR "available_clocksource",
-					available, availlen);
+	{
+		read_sysfs_line(CLOCKSOURCE_DIR "current_clocksource", current, curlen);
+		read_sysfs_line(CLOCKSOURCE_DIR "available_clocksource",
+						available, availlen);
+	}
+#ifdef FASTTIME_FAULT_INJECTION
+	ft_fault_apply_kernel_facts(current, curlen, available, availlen);
+#endif
 	return current[0] != '\0';
 }
 

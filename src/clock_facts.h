@@ -93,6 +93,9 @@ extern bool ft_read_kernel_clocksource(char *current, size_t curlen,
 extern void ft_fault_apply_facts(FtClockFacts *facts);
 /* ... the file to read the kernel's clocksource from, or NULL for sysfs */
 extern const char *ft_fault_clocksource_file(void);
+/* ... and FASTTIME_FAULT_FACTS's kernel_* tokens applied to what was read */
+extern void ft_fault_apply_kernel_facts(char *current, size_t curlen,
+										char *available, size_t availlen);
 /* ... mangle the facts a leader publishes, per fasttime.fault_publish_facts */
 extern void ft_fault_mangle_published(char *buf, size_t buflen);
 /* ... replace the clock calibration reads (NULL: clock_gettime again) */

@@ -248,6 +248,41 @@ ft_fault_apply_facts(FtClockFacts *f)
 		ft_choose_frequency(f);
 }
 
+/*
+ * The kernel_* tokens of FASTTIME_FAULT_FACTS, applied to a fresh read of
+ * the kernel's clocksource: the run-time re-read (clock_state.c) must see
+ * the same faked kernel as detection did, or it would "notice" the real
+ * one a second later.
+ */
+void
+ft_fault_apply_kernel_facts(char *current, size_t curlen,
+							char *available, size_t availlen)
+{
+	const char *env = getenv("FASTTIME_FAULT_FACTS");
+	char		buf[256];
+	char	   *save = NULL;
+
+	if (env == NULL || env[0] == '\0')
+		return;
+	snprintf(buf, sizeof(buf), "%s", env);
+	for (char *tok = strtok_r(buf, ",| ", &save); tok != NULL;
+		 tok = strtok_r(NULL, ",| ", &save))
+	{
+		if (strcmp(tok, "kernel_hpet") == 0)
+		{
+			snprintf(current, curlen, "hpet");
+			snprintf(available, availlen, "hpet acpi_pm");
+		}
+		else if (strcmp(tok, "kernel_kvm_clock") == 0)
+		{
+			snprintf(current, curlen, "kvm-clock");
+			snprintf(available, availlen, "kvm-clock tsc hpet acpi_pm");
+		}
+		else if (strcmp(tok, "kernel_unreadable") == 0)
+			current[0] = available[0] = '\0';
+	}
+}
+
 /* FASTTIME_FAULT_CLOCKSOURCE_FILE, or NULL: see ft_read_kernel_clocksource */
 const char *
 ft_fault_clocksource_file(void)
