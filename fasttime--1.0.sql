@@ -7,7 +7,7 @@
 -- pg_test_timing from inside the server, for every clock source at once.
 -- Buckets are [lower_ns, upper_ns): bucket 0 is [0, 1), deltas of 0 ns
 -- (two reads that returned the same time); bucket b >= 1 is
--- [2^(b-1), 2^b).  duration is in seconds per source, at most 60; a NULL
+-- [2^(b-1), 2^b).  duration is in seconds per source, 0.01 to 60; a NULL
 -- duration gives no rows, a NULL source measures every usable source.
 --
 CREATE FUNCTION fasttime_histogram(
@@ -60,12 +60,14 @@ CREATE FUNCTION fasttime_drift(
 RETURNS TABLE (
 	tsc_ns bigint,
 	clock_gettime_ns bigint,
-	drift_ppm float8)
+	drift_ppm float8,
+	monotonic_raw_ns bigint,
+	drift_raw_ppm float8)
 AS 'MODULE_PATHNAME', 'fasttime_drift'
 LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
 
 COMMENT ON FUNCTION fasttime_drift(float8) IS
-'one interval measured by the TSC and by clock_gettime, to check the TSC conversion';
+'one interval measured by the TSC, by clock_gettime (CLOCK_MONOTONIC) and by CLOCK_MONOTONIC_RAW, to check the TSC conversion';
 
 -- The measuring functions keep a CPU busy (or, for fasttime_drift, a
 -- backend) for up to a minute per source: not for everyone, but for the

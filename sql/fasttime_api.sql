@@ -121,7 +121,9 @@ DECLARE
 BEGIN
     SELECT * INTO r FROM fasttime_drift(0.05);
     IF r.clock_gettime_ns >= 50000000 AND r.tsc_ns > 0
-       AND abs(r.drift_ppm) < 100000 THEN
+       AND abs(r.drift_ppm) < 100000
+       AND r.monotonic_raw_ns >= 49000000 AND abs(r.drift_raw_ppm) < 100000
+       AND abs(r.monotonic_raw_ns - r.clock_gettime_ns) < r.clock_gettime_ns / 100 THEN
         RETURN 'ok';
     END IF;
     RETURN format('implausible: %s', r);
@@ -152,6 +154,12 @@ SELECT * FROM fasttime_overhead('NaN', 'tsc');
 SELECT * FROM fasttime_overhead(60.5);
 SELECT * FROM fasttime_drift(0);
 SELECT * FROM fasttime_drift(61);
+-- too short to measure anything: an error, not one loop or millions of ppm
+SELECT * FROM fasttime_drift(1e-9);
+SELECT * FROM fasttime_overhead(1e-9);
+SELECT * FROM fasttime_histogram(0.0099, 'clock_gettime');
+-- the shortest allowed
+SELECT count(*) > 0 AS shortest_allowed FROM fasttime_overhead(0.01, 'clock_gettime');
 SELECT * FROM fasttime_histogram(0.05, 'hpet');
 SELECT * FROM fasttime_overhead(0.05, '');
 

@@ -21,6 +21,17 @@ EXCEPTION WHEN OTHERS THEN
 END
 $$;
 
+-- can the current role read a setting?
+CREATE FUNCTION can_read(setting text) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM current_setting(setting);
+	RETURN 'readable';
+EXCEPTION WHEN insufficient_privilege THEN
+	RETURN 'refused ' || SQLSTATE;
+END
+$$;
+
 SELECT name, boot_val, context, vartype, enumvals,
        setting IN ('auto', 'tsc', 'clock_gettime') AS setting_ok
   FROM pg_settings
@@ -36,6 +47,10 @@ SET fasttime.clock_source_status TO DEFAULT;
 
 -- the hidden hand-over to parallel workers cannot be set by users
 SET fasttime.leader_facts = 'ft1:00000000:';
+SET fasttime.leader_facts = 'ft2:00000000:';
+-- superusers can read it (tag ft2, the layout hash, the hex image)
+SELECT current_setting('fasttime.leader_facts') ~ '^(ft2:[0-9a-f]{8}:[0-9a-f]+)?$'
+  AS leader_facts_shape;
 
 -- bad values
 SET fasttime.clock_source = 'rdtsc';
@@ -84,8 +99,16 @@ SET ROLE fasttime_plain;
 SET fasttime.clock_source = clock_gettime;
 SHOW fasttime.clock_source_status;
 RESET fasttime.clock_source;
+-- the facts handed to parallel workers (CPU, hypervisor, clocksources) are
+-- for superusers only (the error's wording differs between versions, its
+-- SQLSTATE does not)
+SELECT can_read('fasttime.leader_facts') AS leader_facts,
+       can_read('fasttime.clock_source_status') AS clock_source_status;
+SELECT count(*) FROM pg_settings WHERE name = 'fasttime.leader_facts';
 RESET ROLE;
+SELECT can_read('fasttime.leader_facts') AS leader_facts_as_superuser;
 REVOKE SET ON PARAMETER fasttime.clock_source FROM fasttime_plain;
 DROP ROLE fasttime_plain;
 
 DROP FUNCTION try_source(text);
+DROP FUNCTION can_read(text);

@@ -97,6 +97,7 @@ void
 ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
 {
 	char		why[256];
+	char		kernel_note[160] = "";
 	bool		usable;
 
 	memset(out, 0, sizeof(*out));
@@ -111,6 +112,18 @@ ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
 
 	usable = ft_tsc_usable(facts, why, sizeof(why));
 
+	/*
+	 * tsc and try_tsc use a usable TSC whatever the kernel thinks of it (the
+	 * user asked for it, and each query's clock check still watches it);
+	 * but if the kernel does not, now or after its watchdog switched
+	 * clocksource at run time, the reason says so.
+	 */
+	if (facts->kernel_clocksource[0] != '\0' &&
+		strcmp(facts->kernel_clocksource, "tsc") != 0)
+		snprintf(kernel_note, sizeof(kernel_note),
+				 "; the kernel itself uses clocksource \"%.64s\", not the TSC",
+				 facts->kernel_clocksource);
+
 	switch (setting)
 	{
 		case FT_SETTING_TSC:
@@ -118,7 +131,7 @@ ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
 			{
 				out->choice = FT_CHOICE_TSC;
 				snprintf(out->reason, sizeof(out->reason),
-						 "fasttime.clock_source is tsc: %s", why);
+						 "fasttime.clock_source is tsc: %s%s", why, kernel_note);
 			}
 			else
 			{
@@ -133,7 +146,7 @@ ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
 			{
 				out->choice = FT_CHOICE_TSC;
 				snprintf(out->reason, sizeof(out->reason),
-						 "fasttime.clock_source is try_tsc: %s", why);
+						 "fasttime.clock_source is try_tsc: %s%s", why, kernel_note);
 			}
 			else
 				snprintf(out->reason, sizeof(out->reason),

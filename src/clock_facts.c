@@ -22,6 +22,7 @@
 #ifdef __linux__
 #include <sched.h>
 #endif
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,9 +45,23 @@
 #define CAL_AGREE_PPM		10.0
 #define CAL_BRACKET_TRIES	32
 #define CAL_BRACKET_SLACK	64	/* ticks a bracket may exceed 2x narrowest */
+/*
+ * Bounds that do not depend on CLOCK_MONOTONIC_RAW, so that a clock that
+ * fails or stops cannot keep calibration spinning: no window may take more
+ * than 2e9 ticks (under 4 s at the slowest TSC converted, 0.4 s at 5 GHz;
+ * a window is 10 ms), and there are at most 64 windows.
+ */
+#define CAL_SPIN_MAX_TICKS	2000000000ULL
+#define CAL_MAX_WINDOWS		64
 
-/* tolerated disagreement between a reported frequency and calibration */
-#define FREQ_AGREE_PPM		1000.0
+/*
+ * A reported frequency is used only when the calibration confirms it this
+ * closely.  The calibration's windows agree within CAL_AGREE_PPM, so a
+ * reported value that is right lands well inside 20 ppm; a nominal value
+ * (CPUID 0x16 is whole MHz) a few hundred ppm off does not, and using it
+ * would make every time that much wrong.
+ */
+#define FREQ_AGREE_PPM		20.0
 
 const char *
 ft_freq_origin_name(FtFreqOrigin origin)
@@ -67,12 +82,25 @@ ft_freq_origin_name(FtFreqOrigin origin)
 	return "unknown";
 }
 
+/* the clock calibration reads; a fault-injection build can replace it */
+static int	(*raw_clock) (clockid_t, struct timespec *) = clock_gettime;
+
+#ifdef FASTTIME_FAULT_INJECTION
+void
+ft_fault_set_raw_clock(int (*fn) (clockid_t, struct timespec *))
+{
+	raw_clock = fn != NULL ? fn : clock_gettime;
+}
+#endif
+
+/* CLOCK_MONOTONIC_RAW in ns, or -1 if it cannot be read */
 static int64_t
 raw_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	if (raw_clock(CLOCK_MONOTONIC_RAW, &ts) != 0)
+		return -1;
 	return (int64_t) ts.tv_sec * FT_NS_PER_SEC + ts.tv_nsec;
 }
 
@@ -247,20 +275,42 @@ ft_calibrate_tsc(FtClockFacts *f)
 	}
 #endif
 
-	deadline = raw_ns() + CAL_BUDGET_NS;
+	deadline = raw_ns();
+	if (deadline < 0)
+	{
+		snprintf(f->calibration_note, sizeof(f->calibration_note),
+				 "CLOCK_MONOTONIC_RAW cannot be read");
+		goto done;
+	}
+	deadline += CAL_BUDGET_NS;
 	bracketed_read(f->rdtscp, &tsc_prev, &ns_prev, &w_prev);
 	min_w = w_prev;
 
-	while (raw_ns() + CAL_WINDOW_NS < deadline && ngood < 64)
+	while (raw_ns() + CAL_WINDOW_NS < deadline && ngood < 64 &&
+		   nwindows < CAL_MAX_WINDOWS)
 	{
 		uint64_t	tsc,
-					w;
-		int64_t		ns;
+					w,
+					spin_start = ft_read_tsc();
+		int64_t		ns,
+					now;
 		double		hz;
 
-		/* spin rather than sleep: staying on the CPU keeps brackets tight */
-		while (raw_ns() - ns_prev < CAL_WINDOW_NS)
+		/*
+		 * Spin rather than sleep: staying on the CPU keeps brackets tight.
+		 * A clock that fails or stands still ends the calibration.
+		 */
+		while ((now = raw_ns()) >= 0 && now - ns_prev < CAL_WINDOW_NS &&
+			   ft_read_tsc() - spin_start < CAL_SPIN_MAX_TICKS)
 			;
+		if (now < 0 || now - ns_prev < CAL_WINDOW_NS)
+		{
+			snprintf(f->calibration_note, sizeof(f->calibration_note),
+					 now < 0 ? "CLOCK_MONOTONIC_RAW cannot be read" :
+					 "CLOCK_MONOTONIC_RAW did not advance while the TSC counted %llu ticks",
+					 (unsigned long long) CAL_SPIN_MAX_TICKS);
+			goto done;
+		}
 		bracketed_read(f->rdtscp, &tsc, &ns, &w);
 		nwindows++;
 		if (w < min_w)
@@ -315,12 +365,13 @@ ft_calibrate_tsc(FtClockFacts *f)
 		tsc_prev = tsc, ns_prev = ns, w_prev = w;
 	}
 
+done:
 #ifdef __linux__
 	if (pinned)
 		(void) sched_setaffinity(0, sizeof(saved), &saved);
 #endif
 
-	if (!f->calibration_ok)
+	if (!f->calibration_ok && f->calibration_note[0] == '\0')
 	{
 		if (ngood > 1)
 		{
@@ -347,8 +398,8 @@ ft_calibrate_tsc(FtClockFacts *f)
  * exact by construction when it is right, but leaf 0x16 is a nominal base
  * frequency that need not equal the TSC rate, and hypervisors have been
  * known to report stale values after migration.  So a reported value is
- * used only when calibration confirms it within 0.1 %; otherwise the
- * calibration wins and the reason is kept.
+ * used only when calibration confirms it within FREQ_AGREE_PPM (20 ppm);
+ * otherwise the calibration wins and the reason is kept.
  */
 void
 ft_choose_frequency(FtClockFacts *f)
@@ -433,6 +484,52 @@ read_sysfs_line(const char *path, char *buf, size_t len)
 }
 
 /*
+ * The kernel's current clocksource and the ones it still offers; cheap
+ * enough (two small sysfs reads, a few microseconds) to repeat now and
+ * then, which clock_state.c does to notice the kernel giving up on the
+ * TSC.  Returns false, leaving both empty, when the current clocksource
+ * cannot be read.  A fault-injection build reads a file named by
+ * FASTTIME_FAULT_CLOCKSOURCE_FILE instead, when set: its first line is the
+ * current clocksource, its second (if any) the available ones.
+ */
+bool
+ft_read_kernel_clocksource(char *current, size_t curlen,
+						   char *available, size_t availlen)
+{
+#ifdef FASTTIME_FAULT_INJECTION
+	const char *fake = ft_fault_clocksource_file();
+
+	if (fake != NULL)
+	{
+		FILE	   *fp = fopen(fake, "r");
+
+		current[0] = available[0] = '\0';
+		if (fp == NULL)
+			return false;
+		if (fgets(current, (int) curlen, fp) == NULL ||
+			fgets(available, (int) availlen, fp) == NULL)
+			available[0] = '\0';
+		fclose(fp);
+		current[strcspn(current, " \n")] = '\0';
+		available[strcspn(available, "\n")] = '\0';
+		if (available[0] == '\0')
+			read_sysfs_line(CLOCKSOURCE_DIR "available_clocksource",
+							available, availlen);
+	}
+	else
+#endif
+	{
+		read_sysfs_line(CLOCKSOURCE_DIR "current_clocksource", current, curlen);
+		read_sysfs_line(CLOCKSOURCE_DIR "available_clocksource",
+						available, availlen);
+	}
+#ifdef FASTTIME_FAULT_INJECTION
+	ft_fault_apply_kernel_facts(current, curlen, available, availlen);
+#endif
+	return current[0] != '\0';
+}
+
+/*
  * Median cost of one read, in ns: time 15 rounds of 1000 reads each with
  * clock_gettime and take the median round, so one interrupt does not
  * count.  The kind selects the clock.
@@ -492,10 +589,10 @@ ft_detect_clock_facts(FtClockFacts *f)
 {
 	memset(f, 0, sizeof(*f));
 
-	read_sysfs_line(CLOCKSOURCE_DIR "current_clocksource",
-					f->kernel_clocksource, sizeof(f->kernel_clocksource));
-	read_sysfs_line(CLOCKSOURCE_DIR "available_clocksource",
-					f->kernel_available, sizeof(f->kernel_available));
+	(void) ft_read_kernel_clocksource(f->kernel_clocksource,
+									  sizeof(f->kernel_clocksource),
+									  f->kernel_available,
+									  sizeof(f->kernel_available));
 	f->ns_per_read_clock_gettime = measure_read_cost(READ_CLOCK_GETTIME);
 
 #if FT_HAVE_TSC
@@ -526,10 +623,69 @@ ft_detect_clock_facts(FtClockFacts *f)
 
 /*
  * Facts travel to parallel workers as a hex image of the structure, tagged
- * with its size.  Leader and worker run the same shared library, so the
- * layout is identical; the tag rejects anything else.
+ * "ft2:" and with a hash of the structure's layout: the name, offset and
+ * size of every field, the structure's size, and FT_FACTS_FORMAT.
+ *
+ * Leader and worker normally run the same shared library, but not always:
+ * without shared_preload_libraries a worker loads fasttime.so from disk,
+ * and after an upgrade that is a newer build than the one its leader
+ * loaded.  The worker may adopt the image only if it reads every field the
+ * way the leader wrote it, which is exactly what the layout hash decides.
+ * A build identifier (__DATE__/__TIME__, a hash of the sources) would
+ * instead make reproducible builds differ, and would refuse facts between
+ * two builds that agree on every byte.  A change in what a field means
+ * without a change in layout must bump FT_FACTS_FORMAT.  Whatever the tag,
+ * a worker that cannot adopt the facts times its nodes with clock_gettime;
+ * it never fails the query (see clock_state.c).
  */
-#define FACTS_TAG "ft1:"
+#define FACTS_TAG "ft2:"
+#define FT_FACTS_FORMAT 2
+
+/* Every field of FtClockFacts, for the layout hash; keep it complete. */
+#define FT_FACTS_FIELDS(X) \
+	X(detected) X(is_x86_64) X(cpu_vendor) X(has_tsc) X(invariant_tsc) \
+	X(rdtscp) X(lfence_serializing) X(hypervisor) X(hypervisor_vendor) \
+	X(cpuid_15h_hz) X(cpuid_16h_hz) X(hypervisor_hz) X(calibration_ok) \
+	X(calibrated_hz) X(calibration_spread_ppm) X(calibration_note) \
+	X(tsc_hz) X(tsc_hz_origin) X(disagreement_ppm) X(frequency_note) \
+	X(kernel_clocksource) X(kernel_available) \
+	X(ns_per_read_clock_gettime) X(ns_per_read_tsc) \
+	X(ns_per_read_tsc_ordered)
+
+/* FNV-1a, 32 bits */
+static uint32_t
+fnv1a(uint32_t h, const char *s)
+{
+	for (; *s; s++)
+	{
+		h ^= (unsigned char) *s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/*
+ * The layout hash of this build's FtClockFacts: computed from the
+ * compiler's own offsetof/sizeof, so any change of field order, size or
+ * type that moves a byte changes it.
+ */
+uint32_t
+ft_facts_layout_hash(void)
+{
+	uint32_t	h = 2166136261u;
+	char		item[96];
+
+	snprintf(item, sizeof(item), "format=%d size=%zu;", FT_FACTS_FORMAT,
+			 sizeof(FtClockFacts));
+	h = fnv1a(h, item);
+#define FT_HASH_FIELD(f) \
+	snprintf(item, sizeof(item), "%s@%zu+%zu;", #f, \
+			 offsetof(FtClockFacts, f), sizeof(((FtClockFacts *) 0)->f)); \
+	h = fnv1a(h, item);
+	FT_FACTS_FIELDS(FT_HASH_FIELD)
+#undef FT_HASH_FIELD
+	return h;
+}
 
 void
 ft_facts_serialize(const FtClockFacts *facts, char *buf, size_t buflen)
@@ -544,7 +700,7 @@ ft_facts_serialize(const FtClockFacts *facts, char *buf, size_t buflen)
 			buf[0] = '\0';
 		return;
 	}
-	out = buf + sprintf(buf, FACTS_TAG "%08zx:", sizeof(*facts));
+	out = buf + sprintf(buf, FACTS_TAG "%08x:", (unsigned) ft_facts_layout_hash());
 	for (size_t i = 0; i < sizeof(*facts); i++)
 		out += sprintf(out, "%02x", p[i]);
 	*out = '\0';
@@ -565,7 +721,7 @@ ft_facts_parse(const char *str, FtClockFacts *facts)
 {
 	FtClockFacts tmp;
 	unsigned char *p = (unsigned char *) &tmp;
-	char		sizebuf[9];
+	char		hashbuf[9];
 	size_t		taglen = strlen(FACTS_TAG);
 
 	if (str == NULL || strncmp(str, FACTS_TAG, taglen) != 0)
@@ -573,9 +729,8 @@ ft_facts_parse(const char *str, FtClockFacts *facts)
 	str += taglen;
 	if (strlen(str) != 8 + 1 + sizeof(tmp) * 2 || str[8] != ':')
 		return false;
-	memcpy(sizebuf, str, 8);
-	sizebuf[8] = '\0';
-	if (strtoul(sizebuf, NULL, 16) != sizeof(tmp))
+	snprintf(hashbuf, sizeof(hashbuf), "%08x", (unsigned) ft_facts_layout_hash());
+	if (memcmp(str, hashbuf, 8) != 0)
 		return false;
 	str += 9;
 	for (size_t i = 0; i < sizeof(tmp); i++)

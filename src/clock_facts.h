@@ -17,6 +17,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 
 /* Where the TSC frequency in use came from. */
 typedef enum FtFreqOrigin
@@ -79,9 +81,25 @@ extern void ft_detect_clock_facts(FtClockFacts *facts);
  */
 extern void ft_choose_frequency(FtClockFacts *facts);
 
+/*
+ * Read the kernel's current and available clocksources (false when the
+ * current one cannot be read); cheap enough to repeat.
+ */
+extern bool ft_read_kernel_clocksource(char *current, size_t curlen,
+									   char *available, size_t availlen);
+
 #ifdef FASTTIME_FAULT_INJECTION
 /* fault_injection.c (test builds only): degrade facts per FASTTIME_FAULT_FACTS */
 extern void ft_fault_apply_facts(FtClockFacts *facts);
+/* ... the file to read the kernel's clocksource from, or NULL for sysfs */
+extern const char *ft_fault_clocksource_file(void);
+/* ... and FASTTIME_FAULT_FACTS's kernel_* tokens applied to what was read */
+extern void ft_fault_apply_kernel_facts(char *current, size_t curlen,
+										char *available, size_t availlen);
+/* ... mangle the facts a leader publishes, per fasttime.fault_publish_facts */
+extern void ft_fault_mangle_published(char *buf, size_t buflen);
+/* ... replace the clock calibration reads (NULL: clock_gettime again) */
+extern void ft_fault_set_raw_clock(int (*fn) (clockid_t, struct timespec *));
 /* ... and define the fasttime.fault_tick_* settings (needs a server) */
 extern void ft_fault_define_gucs(void);
 #endif
@@ -97,5 +115,11 @@ extern const char *ft_freq_origin_name(FtFreqOrigin origin);
 extern void ft_facts_serialize(const FtClockFacts *facts, char *buf,
 							   size_t buflen);
 extern bool ft_facts_parse(const char *str, FtClockFacts *facts);
+
+/*
+ * The hash of this build's FtClockFacts layout that tags serialized facts
+ * ("ft2:<8 hex digits>:"); a build with another layout cannot parse them.
+ */
+extern uint32_t ft_facts_layout_hash(void);
 
 #endif							/* FASTTIME_CLOCK_FACTS_H */

@@ -11,6 +11,13 @@
  * leader's facts, which travel in the hidden setting fasttime.leader_facts
  * along with the rest of the leader's GUC state.
  *
+ * The kernel's verdict on the TSC can change while the server runs: its
+ * watchdog may mark the TSC unstable and switch to another clocksource.
+ * The decisions are therefore not final: at most once a second, when a
+ * decision is asked for, the kernel's current clocksource is read again,
+ * and a change makes every decision be taken afresh (auto then stops using
+ * the TSC as soon as the kernel does).
+ *
  * The settings file (fasttime.c) defines the GUCs over the variables
  * declared here; nothing here depends on it.
  *
@@ -39,6 +46,20 @@ static FtClockFacts ft_facts;
 static FtDecision ft_decisions[4];
 static bool ft_decided[4];
 
+/* how often the kernel's clocksource is read again, at most */
+#define FT_KERNEL_RECHECK_NS	1000000000LL
+
+/* CLOCK_MONOTONIC_COARSE of the last read of it; 0 = read at next need */
+static int64 ft_kernel_checked_ns = 0;
+
+/* auto has timed a query with the TSC in this process (see recheck) */
+static bool ft_auto_used_tsc = false;
+
+/* this process has logged auto giving up the TSC (see recheck) */
+static bool ft_kernel_switch_logged = false;
+
+static const FtDecision *ft_get_decision_nocheck(FtClockSetting setting);
+
 /*
  * The facts changed (first detection, or adoption of a leader's): forget
  * cached decisions and recompute the conversion the node wrapper uses.
@@ -58,39 +79,147 @@ ft_facts_changed(void)
  * goes wrong); it reports the TSC as unusable, which makes it time nodes
  * with clock_gettime -- correct, just not cheaper.
  */
+/* CLOCK_MONOTONIC_COARSE in ns: a few ns a read, ms resolution; 0 on error */
+static int64
+ft_coarse_now_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+		return 0;
+	return (int64) ts.tv_sec * FT_NS_PER_SEC + ts.tv_nsec;
+}
+
+/*
+ * A parallel worker without its leader's facts: no TSC (so its nodes are
+ * timed with clock_gettime, correct and merely not cheaper), and a note
+ * saying why, shown by fasttime_status().
+ */
+static void
+ft_facts_not_received(const char *note)
+{
+	memset(&ft_facts, 0, sizeof(ft_facts));
+	strlcpy(ft_facts.calibration_note, note,
+			sizeof(ft_facts.calibration_note));
+	ft_facts.detected = true;
+	ft_facts_changed();
+}
+
 const FtClockFacts *
 ft_get_facts(void)
 {
 	if (!ft_facts.detected)
 	{
 		if (IsParallelWorker() || InitializingParallelWorker)
-		{
-			memset(&ft_facts, 0, sizeof(ft_facts));
-			snprintf(ft_facts.calibration_note,
-					 sizeof(ft_facts.calibration_note),
-					 "this parallel worker did not receive its leader's clock facts");
-			ft_facts.detected = true;
-		}
+			ft_facts_not_received("this parallel worker did not receive its leader's clock facts");
 		else
 		{
 			int64		start = ft_read_clock_gettime_ns();
 
 			ft_detect_clock_facts(&ft_facts);
+			ft_kernel_checked_ns = ft_coarse_now_ns();
 			ereport(DEBUG1,
 					(errmsg_internal("fasttime: clock facts detected in %.1f ms",
 									 (double) (ft_read_clock_gettime_ns() - start) / 1e6)));
+			ft_facts_changed();
 		}
-		ft_facts_changed();
 	}
 	return &ft_facts;
 }
 
-/* The decision for a setting, computed once per set of facts. */
+/*
+ * Read the kernel's current clocksource again if a second has passed
+ * since the last read, and take every decision afresh if it changed.
+ * Called whenever a decision is asked for, which is at the start of each
+ * query that times its nodes (and by fasttime_status() and SHOW): the
+ * clock check is a vDSO read of CLOCK_MONOTONIC_COARSE, a few ns; the
+ * sysfs read behind it a few microseconds, once a second at most.
+ *
+ * A clocksource that cannot be read this time keeps the last known value:
+ * a transient failure (out of file descriptors) must not flip the choice
+ * back and forth.  The change is logged once, at LOG, by a process in
+ * which auto had timed queries with the TSC and now stops (or starts
+ * again); elsewhere (a new backend, a parallel worker whose leader's facts
+ * are older) at DEBUG1, so that the server log is not flooded.
+ */
+static void
+ft_recheck_kernel_clocksource(void)
+{
+	char		current[sizeof(ft_facts.kernel_clocksource)];
+	char		available[sizeof(ft_facts.kernel_available)];
+	char		previous[sizeof(ft_facts.kernel_clocksource)];
+	FtDecision	before;
+	const FtDecision *after;
+	int64		now;
+	bool		stopped,
+				resumed;
+
+	/* nothing to compare against: a worker without facts, or no kernel */
+	if (!ft_facts.detected || ft_facts.kernel_clocksource[0] == '\0')
+		return;
+	now = ft_coarse_now_ns();
+	if (now == 0 ||
+		(ft_kernel_checked_ns != 0 && now - ft_kernel_checked_ns < FT_KERNEL_RECHECK_NS))
+		return;
+	ft_kernel_checked_ns = now;
+
+	if (!ft_read_kernel_clocksource(current, sizeof(current),
+									available, sizeof(available)) ||
+		strcmp(current, ft_facts.kernel_clocksource) == 0)
+		return;
+
+	ft_decide(&ft_facts, FT_SETTING_AUTO, &before);
+	strlcpy(previous, ft_facts.kernel_clocksource, sizeof(previous));
+	strlcpy(ft_facts.kernel_clocksource, current,
+			sizeof(ft_facts.kernel_clocksource));
+	strlcpy(ft_facts.kernel_available, available,
+			sizeof(ft_facts.kernel_available));
+	memset(ft_decided, 0, sizeof(ft_decided));
+	after = ft_get_decision_nocheck(FT_SETTING_AUTO);
+
+	stopped = before.choice == FT_CHOICE_TSC && after->choice != FT_CHOICE_TSC;
+	resumed = before.choice != FT_CHOICE_TSC && after->choice == FT_CHOICE_TSC;
+	ereport((stopped && ft_auto_used_tsc) || (resumed && ft_kernel_switch_logged) ?
+			LOG : DEBUG1,
+			(errmsg("fasttime: the kernel's clocksource changed from \"%s\" to \"%s\"%s",
+					previous, current,
+					stopped ? ", so fasttime.clock_source = auto no longer times plan nodes with the TSC" :
+					resumed ? ", so fasttime.clock_source = auto times plan nodes with the TSC again" : ""),
+			 errdetail("%s", ft_sentence(after->reason))));
+	if (stopped && ft_auto_used_tsc)
+		ft_kernel_switch_logged = true;
+	if (stopped)
+		ft_auto_used_tsc = false;
+}
+
+/*
+ * The decision for a setting, computed once per set of facts, without
+ * looking at the kernel again.
+ */
+static const FtDecision *
+ft_get_decision_nocheck(FtClockSetting setting)
+{
+	const FtClockFacts *facts = ft_get_facts();
+
+	Assert(setting >= 0 && setting < lengthof(ft_decisions));
+	if (!ft_decided[setting])
+	{
+		ft_decide(facts, setting, &ft_decisions[setting]);
+		ft_decided[setting] = true;
+	}
+	return &ft_decisions[setting];
+}
+
+/*
+ * The decision for a setting, after looking at the kernel's clocksource
+ * again if a second has passed.
+ */
 const FtDecision *
 ft_get_decision(FtClockSetting setting)
 {
 	const FtClockFacts *facts = ft_get_facts();
 
+	ft_recheck_kernel_clocksource();
 	Assert(setting >= 0 && setting < lengthof(ft_decisions));
 	if (!ft_decided[setting])
 	{
@@ -117,6 +246,9 @@ ft_effective_choice(void)
 		return FT_CHOICE_CLOCK_GETTIME;
 	/* a usable TSC has a frequency ft_conv_init accepted */
 	Assert(ft_conv.mult != 0);
+	/* not in the postmaster (its start-up line asks): children inherit it */
+	if (ft_clock_setting == FT_SETTING_AUTO && IsUnderPostmaster)
+		ft_auto_used_tsc = true;
 	return FT_CHOICE_TSC;
 }
 
@@ -137,6 +269,9 @@ ft_publish_facts(void)
 		return;
 
 	ft_facts_serialize(&ft_facts, buf, sizeof(buf));
+#ifdef FASTTIME_FAULT_INJECTION
+	ft_fault_mangle_published(buf, sizeof(buf));
+#endif
 	ft_publishing_facts = true;
 	PG_TRY();
 	{
@@ -152,8 +287,13 @@ ft_publish_facts(void)
 
 
 /*
- * A parallel worker adopts the facts its leader published.  Returns false,
- * changing nothing, when they cannot be parsed.
+ * A parallel worker adopts the facts its leader published.  Returns false
+ * when they cannot be parsed (malformed, or written by a build of fasttime
+ * with another layout of the facts: a worker loads fasttime.so from disk,
+ * which an upgrade may have replaced since its leader loaded it).  Facts
+ * this process already has (inherited from a preloading postmaster) are
+ * then kept; otherwise the worker has none, and times its nodes with
+ * clock_gettime.  Either way the query goes on.
  */
 bool
 ft_adopt_leader_facts(const char *serialized)
@@ -161,8 +301,37 @@ ft_adopt_leader_facts(const char *serialized)
 	FtClockFacts tmp;
 
 	if (!ft_facts_parse(serialized, &tmp))
+	{
+		if (!ft_facts.detected)
+			ft_facts_not_received("this parallel worker could not read its leader's clock facts: they come from another build of fasttime");
 		return false;
+	}
 	ft_facts = tmp;
 	ft_facts_changed();
+	/* the leader's view of the kernel may be older than a second */
+	ft_kernel_checked_ns = 0;
 	return true;
+}
+
+/*
+ * A message text as a sentence for errdetail: first letter capitalized,
+ * a period at the end.  The decisions' reasons are phrases (they also
+ * follow "Timing Source: clock_gettime (" in EXPLAIN); PostgreSQL's
+ * message style wants the DETAIL as full sentences.
+ */
+char *
+ft_sentence(const char *text)
+{
+	size_t		len = strlen(text);
+	char	   *s = palloc(len + 2);
+
+	memcpy(s, text, len + 1);
+	if (len > 0 && s[0] >= 'a' && s[0] <= 'z')
+		s[0] = s[0] - 'a' + 'A';
+	if (len == 0 || s[len - 1] != '.')
+	{
+		s[len] = '.';
+		s[len + 1] = '\0';
+	}
+	return s;
 }

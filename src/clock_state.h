@@ -26,5 +26,6 @@ extern const FtDecision *ft_get_decision(FtClockSetting setting);
 extern FtClockChoice ft_effective_choice(void);
 extern void ft_publish_facts(void);
 extern bool ft_adopt_leader_facts(const char *serialized);
+extern char *ft_sentence(const char *text);
 
 #endif							/* FASTTIME_CLOCK_STATE_H */

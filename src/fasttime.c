@@ -29,6 +29,10 @@ static char *ft_status_value = NULL;	/* fasttime.clock_source_status */
 
 /* set by the check hook when postgresql.conf asks for an unusable tsc */
 static char ft_startup_refusal[sizeof(((FtDecision *) 0)->reason)];
+static GucSource ft_startup_refusal_source;
+
+/* the try_tsc fallback NOTICE has been given in this session */
+static bool ft_try_tsc_noticed = false;
 
 static const struct config_enum_entry clock_source_options[] = {
 	{"auto", FT_SETTING_AUTO, false},
@@ -47,6 +51,11 @@ void		_PG_init(void);
  * facts: loading the library (which checks the default, auto) does not
  * measure anything.  Parallel workers accept whatever their leader had,
  * since the leader already checked it.
+ *
+ * The try_tsc NOTICE is given once per session: a function declared with
+ * SET fasttime.clock_source = try_tsc runs this hook on every call, and
+ * the same NOTICE each time says nothing new (fasttime_status() keeps
+ * saying it).
  */
 static bool
 check_clock_source(int *newval, void **extra, GucSource source)
@@ -62,22 +71,32 @@ check_clock_source(int *newval, void **extra, GucSource source)
 		if (d->refused)
 		{
 			if (process_shared_preload_libraries_in_progress)
+			{
 				strlcpy(ft_startup_refusal, d->reason,
 						sizeof(ft_startup_refusal));
+				ft_startup_refusal_source = source;
+			}
 			GUC_check_errcode(ERRCODE_FEATURE_NOT_SUPPORTED);
 			GUC_check_errmsg("fasttime.clock_source cannot be \"tsc\" on this machine");
-			GUC_check_errdetail("%s.", d->reason);
+			GUC_check_errdetail("%s", ft_sentence(d->reason));
 			GUC_check_errhint("Use \"try_tsc\" to use the TSC only where it is usable, or \"auto\".");
 			return false;
 		}
 	}
-	else if (*newval == FT_SETTING_TRY_TSC && source >= PGC_S_INTERACTIVE)
+	else if (*newval == FT_SETTING_TRY_TSC && source >= PGC_S_INTERACTIVE &&
+			 !ft_try_tsc_noticed)
 	{
+		char		why[256];
+
 		d = ft_get_decision(FT_SETTING_TRY_TSC);
-		if (d->choice != FT_CHOICE_TSC)
+		if (d->choice != FT_CHOICE_TSC &&
+			!ft_tsc_usable(ft_get_facts(), why, sizeof(why)))
+		{
+			ft_try_tsc_noticed = true;
 			ereport(NOTICE,
 					(errmsg("fasttime.clock_source \"try_tsc\" falls back to clock_gettime"),
-					 errdetail("%s.", d->reason)));
+					 errdetail("The TSC is not usable: %s.", why)));
+		}
 	}
 	return true;
 }
@@ -93,12 +112,18 @@ show_clock_source_status(void)
  * fasttime.leader_facts is written only by fasttime itself (when
  * publishing) and by parallel worker start-up (restoring the leader's GUC
  * state); a user setting it could make conversions wrong.
+ *
+ * A parallel worker accepts any value: its leader may run another build of
+ * fasttime (without shared_preload_libraries the worker loads fasttime.so
+ * from disk, which an upgrade may have replaced), and refusing the value
+ * here would fail every parallel query of that leader.  The assign hook
+ * adopts the facts if this build can read them; if not, the worker times
+ * its nodes with clock_gettime.  Fasttime must never be the reason a
+ * query fails.
  */
 static bool
 check_leader_facts(char **newval, void **extra, GucSource source)
 {
-	FtClockFacts tmp;
-
 	if (*newval == NULL || (*newval)[0] == '\0')
 		return true;
 	if (!ft_publishing_facts && !InitializingParallelWorker)
@@ -107,24 +132,75 @@ check_leader_facts(char **newval, void **extra, GucSource source)
 		GUC_check_errmsg("parameter \"fasttime.leader_facts\" is managed by fasttime and cannot be set");
 		return false;
 	}
-	if (!ft_facts_parse(*newval, &tmp))
-	{
-		GUC_check_errdetail("The clock facts are malformed or come from a different build of fasttime.");
-		return false;
-	}
 	return true;
 }
 
-/* A parallel worker adopts the facts its leader published. */
+/*
+ * A parallel worker adopts the facts its leader published, or, when they
+ * come from another build, says at DEBUG1 why it times its nodes with
+ * clock_gettime.
+ */
 static void
 assign_leader_facts(const char *newval, void *extra)
 {
 	if (!InitializingParallelWorker || newval == NULL || newval[0] == '\0')
 		return;
 	if (ft_adopt_leader_facts(newval))
-	{
 		ereport(DEBUG1,
 				(errmsg_internal("fasttime: parallel worker adopted its leader's clock facts")));
+	else
+		ereport(DEBUG1,
+				(errmsg_internal("fasttime: parallel worker could not read its leader's clock facts, so its plan nodes are timed with clock_gettime"),
+				 errdetail_internal("The leader's fasttime.leader_facts (\"%.16s...\", %zu bytes) comes from another build of fasttime, or is malformed.",
+									newval, strlen(newval))));
+}
+
+/*
+ * Where the fasttime.clock_source that stopped the server was set, as an
+ * errhint: the file and line (postgresql.conf, a file it includes, or
+ * postgresql.auto.conf, written by ALTER SYSTEM), or the command line.
+ * The configuration files are parsed again the way the postmaster just
+ * read them (the last setting wins); this runs only on the way to FATAL.
+ */
+static int
+ft_hint_where_set(GucSource source)
+{
+	ConfigVariable *head = NULL,
+			   *tail = NULL;
+	const char *file = NULL;
+	int			line = 0;
+
+	if (source == PGC_S_ARGV)
+	{
+		return errhint("Set fasttime.clock_source to \"try_tsc\" or \"auto\" on the server's command line.");
+	}
+	if (source == PGC_S_FILE && ConfigFileName != NULL)
+	{
+		(void) ParseConfigFile(ConfigFileName, false, NULL, 0, 0, DEBUG1,
+							   &head, &tail);
+		(void) ParseConfigFile(PG_AUTOCONF_FILENAME, false, NULL, 0, 0, DEBUG1,
+							   &head, &tail);
+		for (ConfigVariable *item = head; item != NULL; item = item->next)
+		{
+			if (item->name != NULL && item->filename != NULL &&
+				pg_strcasecmp(item->name, "fasttime.clock_source") == 0)
+			{
+				file = item->filename;
+				line = item->sourceline;
+			}
+		}
+	}
+	if (file == NULL)
+		return errhint("Set fasttime.clock_source to \"try_tsc\" or \"auto\" where it is set.");
+	else
+	{
+		const char *base = strrchr(file, '/');
+
+		if (strcmp(base ? base + 1 : file, PG_AUTOCONF_FILENAME) == 0)
+			return errhint("The value was set with ALTER SYSTEM: set fasttime.clock_source to \"try_tsc\" or \"auto\", or remove it, in \"%s\" line %d.",
+					file, line);
+		return errhint("Set fasttime.clock_source to \"try_tsc\" or \"auto\" in \"%s\" line %d.",
+					   file, line);
 	}
 }
 
@@ -171,7 +247,8 @@ _PG_init(void)
 							   "",
 							   PGC_SUSET,
 							   GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE |
-							   GUC_NO_RESET_ALL | GUC_DISALLOW_IN_FILE,
+							   GUC_NO_RESET_ALL | GUC_DISALLOW_IN_FILE |
+							   GUC_SUPERUSER_ONLY,
 							   check_leader_facts,
 							   assign_leader_facts,
 							   NULL);
@@ -200,8 +277,8 @@ _PG_init(void)
 		ereport(FATAL,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("fasttime.clock_source is \"tsc\" but the TSC cannot be used on this machine"),
-				 errdetail("%s.", ft_startup_refusal),
-				 errhint("Set fasttime.clock_source to \"try_tsc\" or \"auto\" in postgresql.conf.")));
+				 errdetail("%s", ft_sentence(ft_startup_refusal)),
+				 ft_hint_where_set(ft_startup_refusal_source)));
 
 	if (process_shared_preload_libraries_in_progress)
 	{
@@ -211,7 +288,7 @@ _PG_init(void)
 				(errmsg("fasttime: fasttime.clock_source = %s, plan nodes are timed with %s",
 						ft_setting_name((FtClockSetting) ft_clock_setting),
 						ft_choice_name(ft_effective_choice())),
-				 errdetail("%s.", d->reason)));
+				 errdetail("%s", ft_sentence(d->reason))));
 		ft_publish_facts();
 	}
 

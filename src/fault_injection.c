@@ -39,6 +39,19 @@
  *	  slow_tsc			 a TSC read costs 1000 ns (trapping)
  *	  not_x86			 not an x86-64 CPU
  *
+ * The kernel's clocksource, read at detection and re-read at most once a
+ * second afterwards (clock_state.c), comes from a file instead of sysfs
+ * when FASTTIME_FAULT_CLOCKSOURCE_FILE names one: first line the current
+ * clocksource, second line (optional) the available ones.  Rewriting the
+ * file fakes the kernel switching clocksource at run time.
+ *
+ * The facts a leader publishes for its parallel workers can be mangled,
+ * to fake a worker running another build of fasttime:
+ *
+ *	fasttime.fault_publish_facts   none | foreign_layout | old_format |
+ *								   garbage (set before the session's first
+ *								   TSC-timed query: facts are published once)
+ *
  * src/fault_injection.c
  *
  *-------------------------------------------------------------------------
@@ -73,7 +86,16 @@ typedef enum FtFaultTickMode
 	FT_FAULT_TICK_SLOW
 } FtFaultTickMode;
 
+typedef enum FtFaultPublish
+{
+	FT_FAULT_PUBLISH_NONE = 0,
+	FT_FAULT_PUBLISH_FOREIGN_LAYOUT,	/* another layout hash */
+	FT_FAULT_PUBLISH_OLD_FORMAT,	/* "ft1:<size>:", what 1.0 builds sent */
+	FT_FAULT_PUBLISH_GARBAGE	/* not facts at all */
+} FtFaultPublish;
+
 /* the settings; plain variables so the unit tests can set them directly */
+int			ft_fault_publish_facts = FT_FAULT_PUBLISH_NONE;
 int			ft_fault_tick_mode = FT_FAULT_TICK_NONE;
 int			ft_fault_tick_at = 1;
 double		ft_fault_tick_amount_ns = 0;
@@ -226,7 +248,95 @@ ft_fault_apply_facts(FtClockFacts *f)
 		ft_choose_frequency(f);
 }
 
+/*
+ * The kernel_* tokens of FASTTIME_FAULT_FACTS, applied to a fresh read of
+ * the kernel's clocksource: the run-time re-read (clock_state.c) must see
+ * the same faked kernel as detection did, or it would "notice" the real
+ * one a second later.
+ */
+void
+ft_fault_apply_kernel_facts(char *current, size_t curlen,
+							char *available, size_t availlen)
+{
+	const char *env = getenv("FASTTIME_FAULT_FACTS");
+	char		buf[256];
+	char	   *save = NULL;
+
+	if (env == NULL || env[0] == '\0')
+		return;
+	snprintf(buf, sizeof(buf), "%s", env);
+	for (char *tok = strtok_r(buf, ",| ", &save); tok != NULL;
+		 tok = strtok_r(NULL, ",| ", &save))
+	{
+		if (strcmp(tok, "kernel_hpet") == 0)
+		{
+			snprintf(current, curlen, "hpet");
+			snprintf(available, availlen, "hpet acpi_pm");
+		}
+		else if (strcmp(tok, "kernel_kvm_clock") == 0)
+		{
+			snprintf(current, curlen, "kvm-clock");
+			snprintf(available, availlen, "kvm-clock tsc hpet acpi_pm");
+		}
+		else if (strcmp(tok, "kernel_unreadable") == 0)
+			current[0] = available[0] = '\0';
+	}
+}
+
+/* FASTTIME_FAULT_CLOCKSOURCE_FILE, or NULL: see ft_read_kernel_clocksource */
+const char *
+ft_fault_clocksource_file(void)
+{
+	const char *f = getenv("FASTTIME_FAULT_CLOCKSOURCE_FILE");
+
+	return (f != NULL && f[0] != '\0') ? f : NULL;
+}
+
+/*
+ * Mangle the serialized facts a leader is about to publish, as
+ * fasttime.fault_publish_facts asks, so that its parallel workers see what
+ * a leader running another build of fasttime would send them.  The image
+ * keeps its length; only the tag (or everything) changes.
+ */
+void
+ft_fault_mangle_published(char *buf, size_t buflen)
+{
+	size_t		len = strlen(buf);
+
+	if (len < 13)
+		return;
+	switch ((FtFaultPublish) ft_fault_publish_facts)
+	{
+		case FT_FAULT_PUBLISH_NONE:
+			return;
+		case FT_FAULT_PUBLISH_FOREIGN_LAYOUT:
+			/* "ft2:HHHHHHHH:": flip the layout hash's first digit */
+			buf[4] = buf[4] == '0' ? '1' : '0';
+			break;
+		case FT_FAULT_PUBLISH_OLD_FORMAT:
+			{
+				char		tag[14];
+
+				snprintf(tag, sizeof(tag), "ft1:%08zx:", sizeof(FtClockFacts));
+				memcpy(buf, tag, 13);
+			}
+			break;
+		case FT_FAULT_PUBLISH_GARBAGE:
+			snprintf(buf, buflen, "not clock facts (fault injection)");
+			break;
+	}
+	fault_note(false, "fasttime fault injection: published clock facts mangled");
+}
+
 #ifndef FT_FAULT_STANDALONE
+
+static const struct config_enum_entry fault_publish_modes[] = {
+	{"none", FT_FAULT_PUBLISH_NONE, false},
+	{"foreign_layout", FT_FAULT_PUBLISH_FOREIGN_LAYOUT, false},
+	{"old_format", FT_FAULT_PUBLISH_OLD_FORMAT, false},
+	{"garbage", FT_FAULT_PUBLISH_GARBAGE, false},
+	{NULL, 0, false}
+};
 
 static const struct config_enum_entry fault_tick_modes[] = {
 	{"none", FT_FAULT_TICK_NONE, false},
@@ -282,6 +392,17 @@ ft_fault_define_gucs(void)
 							 GUC_NOT_IN_SAMPLE,
 							 NULL,
 							 assign_fault_real,
+							 NULL);
+	DefineCustomEnumVariable("fasttime.fault_publish_facts",
+							 "Fault injection (test builds only): how the clock facts a leader hands its parallel workers are mangled.",
+							 NULL,
+							 &ft_fault_publish_facts,
+							 FT_FAULT_PUBLISH_NONE,
+							 fault_publish_modes,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL,
+							 NULL,
 							 NULL);
 	ereport(LOG,
 			(errmsg("fasttime was built with fault injection: not for production use")));

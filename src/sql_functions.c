@@ -52,6 +52,15 @@ PG_FUNCTION_INFO_V1(fasttime_drift);
 #define FT_MAX_DURATION_S	60.0
 
 /*
+ * Shortest: 10 ms is a few hundred thousand reads of any usable clock, and
+ * puts the few tens of ns by which fasttime_drift's paired reads can miss
+ * each other at a few ppm.  Below it the results are noise presented as
+ * measurements (1 ns gave one loop and a "fine" verdict, or a drift of
+ * millions of ppm).
+ */
+#define FT_MIN_DURATION_S	0.01
+
+/*
  * Deltas below FT_EXACT_NS nanoseconds are counted one nanosecond apart,
  * so medians and percentiles of any reasonable clock are exact; larger
  * ones only by power-of-two bucket.  A power of two, so that every log2
@@ -258,7 +267,7 @@ ft_run_source(FtSource source, double duration)
 /*
  * Check a duration argument.  NULL gives no rows, like a strict function
  * (the functions cannot be STRICT because a NULL source means "every
- * source"); anything outside (0, 60] seconds is an error, which also
+ * source"); anything outside [0.01, 60] seconds is an error, which also
  * catches NaN and infinity.
  */
 static bool
@@ -269,12 +278,14 @@ ft_get_duration(FunctionCallInfo fcinfo, int argno, double *duration)
 	if (PG_ARGISNULL(argno))
 		return false;
 	d = PG_GETARG_FLOAT8(argno);
-	if (isnan(d) || !(d > 0 && d <= FT_MAX_DURATION_S))
+	if (isnan(d) || !(d >= FT_MIN_DURATION_S && d <= FT_MAX_DURATION_S))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("duration must be greater than 0 and at most %.0f seconds",
-						FT_MAX_DURATION_S),
+				 errmsg("duration must be between %g and %.0f seconds",
+						FT_MIN_DURATION_S, FT_MAX_DURATION_S),
 				 errdetail("The duration given was %s.", float8out_internal(d)),
+				 (d > 0 && d < FT_MIN_DURATION_S) ?
+				 errhint("Shorter measurements see too few clock reads to mean anything; the duration is in seconds per clock source, and 1 to 3 seconds is usually enough.") :
 				 errhint("The duration is in seconds per clock source; 1 to 3 seconds is usually enough.")));
 	*duration = d;
 	return true;
@@ -633,14 +644,27 @@ fasttime_status(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/* CLOCK_MONOTONIC_RAW in ns: the kernel's clock without NTP's slewing */
+static int64
+ft_read_monotonic_raw_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (int64) ts.tv_sec * FT_NS_PER_SEC + ts.tv_nsec;
+}
+
 /*
  * fasttime_drift(duration): how long one interval took by the TSC
- * (converted as plan nodes' times are) and by clock_gettime.  Agreement to
- * a few ppm shows the conversion is right on this machine.  The backend
- * sleeps on its latch meanwhile, so it burns no CPU, may migrate between
- * CPUs (which a TSC in step across CPUs must survive) and answers cancel
- * at once.  clock_gettime is CLOCK_MONOTONIC, which NTP may slew by up to
- * 500 ppm; calibration used the unslewed CLOCK_MONOTONIC_RAW.
+ * (converted as plan nodes' times are), by clock_gettime (CLOCK_MONOTONIC,
+ * the clock stock PostgreSQL times with) and by CLOCK_MONOTONIC_RAW.
+ * NTP and chrony slew CLOCK_MONOTONIC by up to 500 ppm to steer the
+ * system time, and the TSC frequency was calibrated against the unslewed
+ * CLOCK_MONOTONIC_RAW; so drift_raw_ppm shows whether the conversion is
+ * right (a few ppm), and drift_ppm how far the TSC's times are from the
+ * ones stock timing would give right now.  The backend sleeps on its
+ * latch meanwhile, so it burns no CPU, may migrate between CPUs (which a
+ * TSC in step across CPUs must survive) and answers cancel at once.
  */
 Datum
 fasttime_drift(PG_FUNCTION_ARGS)
@@ -653,9 +677,12 @@ fasttime_drift(PG_FUNCTION_ARGS)
 				tsc_ns;
 	int64		ns0,
 				ns1,
-				wall_ns;
-	Datum		values[3];
-	bool		nulls[3] = {0};
+				raw0,
+				raw1,
+				wall_ns,
+				raw_ns;
+	Datum		values[5];
+	bool		nulls[5] = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!ft_get_duration(fcinfo, 0, &duration))
@@ -667,6 +694,7 @@ fasttime_drift(PG_FUNCTION_ARGS)
 				 errdetail("The TSC is not usable: %s.", why),
 				 errhint("fasttime_status() shows the facts behind this.")));
 
+	raw0 = ft_read_monotonic_raw_ns();
 	tsc0 = ft_read_tsc();
 	ns0 = ft_read_clock_gettime_ns();
 	for (;;)
@@ -683,15 +711,20 @@ fasttime_drift(PG_FUNCTION_ARGS)
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
+	raw1 = ft_read_monotonic_raw_ns();
 	tsc1 = ft_read_tsc();
 	ns1 = ft_read_clock_gettime_ns();
 
 	tsc_ns = ft_ticks_to_ns(&ft_conv, (int64) (tsc1 - tsc0));
 	wall_ns = ns1 - ns0;
+	raw_ns = raw1 - raw0;
 	values[0] = Int64GetDatum((int64) tsc_ns);
 	values[1] = Int64GetDatum(wall_ns);
 	values[2] = Float8GetDatum(((double) tsc_ns - (double) wall_ns) * 1e6 /
 							   (double) wall_ns);
+	values[3] = Int64GetDatum(raw_ns);
+	values[4] = Float8GetDatum(((double) tsc_ns - (double) raw_ns) * 1e6 /
+							   (double) raw_ns);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	PG_RETURN_VOID();
 }

@@ -46,7 +46,7 @@ is(scalar @lines, 1, 'auto: the choice is logged exactly once per server start')
 is($lines[0][0] // '', 'auto', 'auto: the log line names the setting');
 my ($rc, $status) = ft_sql($node, 'SHOW fasttime.clock_source_status');
 is($lines[0][1] // '', $status, "auto: the log line names the clock in effect ($status)");
-like($lines[0][2] // '', qr/^auto chose/, "auto: DETAIL gives the reason ($lines[0][2])");
+like($lines[0][2] // '', qr/^Auto chose .*\.$/, "auto: DETAIL gives the reason, as a sentence ($lines[0][2])");
 
 ft_sql($node, 'CREATE EXTENSION fasttime');
 my ($rc2, $usable) = ft_sql($node, "SELECT value FROM fasttime_status() WHERE name = 'tsc_usable'");
@@ -81,7 +81,7 @@ else
 my ($fault, $noreason) = ft_fault_install();
 SKIP:
 {
-	skip "no fault-injection build: $noreason", 14 unless $fault;
+	skip "no fault-injection build: $noreason", 20 unless $fault;
 
 	my $fn = ft_node('fault', install_path => $fault,
 		conf => ['fasttime.clock_source = tsc']);
@@ -95,7 +95,28 @@ SKIP:
 	like($log, qr/clock fact fault "no_invariant" applied/, 'the fact fault was applied');
 	like($log, qr/FATAL:  fasttime\.clock_source is "tsc" but the TSC cannot be used on this machine\n[^\n]*DETAIL:  [^\n]*invariant/,
 		'FATAL, with a DETAIL naming the invariant TSC');
-	like($log, qr/HINT:  Set fasttime\.clock_source to "try_tsc" or "auto"/, 'HINT says what to set');
+	like($log, qr/HINT:  Set fasttime\.clock_source to "try_tsc" or "auto" in "[^"]*postgresql\.conf" line \d+\./,
+		'HINT says what to set, in which file and line');
+	like($log, qr/DETAIL:  The TSC is not usable: /, 'DETAIL is a sentence');
+
+	# the same value through ALTER SYSTEM (postgresql.auto.conf): the hint
+	# must not send the DBA to postgresql.conf
+	$fn->append_conf('postgresql.conf', "fasttime.clock_source = auto\n");
+	$fn->append_conf('postgresql.auto.conf', "fasttime.clock_source = 'tsc'\n");
+	$off = logsize($fn);
+	ok(!$fn->start(fail_ok => 1), 'fault no_invariant, tsc via ALTER SYSTEM: server refuses to start');
+	$log = ft_log_since($fn, $off);
+	like($log, qr/HINT:  The value was set with ALTER SYSTEM: set fasttime\.clock_source to "try_tsc" or "auto", or remove it, in "[^"]*postgresql\.auto\.conf" line \d+\./,
+		'ALTER SYSTEM: the HINT names postgresql.auto.conf');
+	unlike($log, qr/HINT:  Set fasttime\.clock_source to "try_tsc" or "auto" in "[^"]*postgresql\.conf"/,
+		'ALTER SYSTEM: the HINT does not name postgresql.conf');
+	{
+		my $auto = slurp_file($fn->data_dir . '/postgresql.auto.conf');
+		$auto =~ s/^fasttime\.clock_source = 'tsc'\n//m;
+		open(my $fh, '>', $fn->data_dir . '/postgresql.auto.conf') or die $!;
+		print $fh $auto;
+		close $fh;
+	}
 
 	# try_tsc: starts, falls back, says why
 	$fn->append_conf('postgresql.conf', "fasttime.clock_source = try_tsc\n");
@@ -109,6 +130,17 @@ SKIP:
 	like($lines[0][2] // '', qr/invariant/, "try_tsc: DETAIL gives the reason ($lines[0][2])");
 	($rc, $status) = ft_sql($fn, 'SHOW fasttime.clock_source_status');
 	is($status, 'clock_gettime', 'try_tsc: clock_source_status is clock_gettime');
+
+	# try_tsc's fallback NOTICE: once a session, not once per call of a
+	# function that sets it
+	my ($rcn, $outn, $errn) = ft_sql($fn, q{
+		CREATE FUNCTION timed() RETURNS int LANGUAGE sql
+		  SET fasttime.clock_source = try_tsc AS 'SELECT 1';
+		SELECT timed(); SELECT timed(); SELECT timed();
+		SET fasttime.clock_source = try_tsc;});
+	my @notices = $errn =~ /NOTICE:  fasttime\.clock_source "try_tsc" falls back to clock_gettime/g;
+	is(scalar @notices, 1, 'try_tsc in a function called 3 times, then SET: one NOTICE per session');
+	like($errn, qr/DETAIL:  The TSC is not usable: [^\n]*invariant[^\n]*\.(\n|$)/, 'NOTICE DETAIL is a sentence naming the cause');
 	$fn->stop;
 
 	# auto: the same, reason logged once

@@ -6,10 +6,14 @@
  *
  * test/unit/test_fault.c
  */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "clock_decide.h"
 #include "clock_facts.h"
@@ -24,6 +28,7 @@ extern int	ft_fault_tick_mode;
 extern int	ft_fault_tick_at;
 extern double ft_fault_tick_amount_ns;
 extern void ft_fault_rearm(void);
+extern int	ft_fault_publish_facts;
 
 enum
 {
@@ -217,11 +222,139 @@ test_facts(void)
 	   "ft_detect_clock_facts applies FASTTIME_FAULT_FACTS: try_tsc falls back");
 }
 
+/* CLOCK_MONOTONIC_RAW that fails, and one that stands still */
+static int
+failing_clock(clockid_t id, struct timespec *ts)
+{
+	errno = EINVAL;
+	return -1;
+}
+
+static int
+stuck_clock(clockid_t id, struct timespec *ts)
+{
+	ts->tv_sec = 1000;
+	ts->tv_nsec = 0;
+	return 0;
+}
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Calibration spins on CLOCK_MONOTONIC_RAW; if that clock fails or stops,
+ * detection must still end, promptly, with calibration failed and a note
+ * saying why (and so the TSC unusable).
+ */
+static void
+test_calibration_bounded(void)
+{
+	FtClockFacts f;
+	double		t0;
+	char		why[256];
+
+	diag("--- calibration with a broken CLOCK_MONOTONIC_RAW");
+	unsetenv("FASTTIME_FAULT_FACTS");
+	ft_fault_set_raw_clock(failing_clock);
+	t0 = now_s();
+	ft_detect_clock_facts(&f);
+	ok(now_s() - t0 < 5.0 && !f.calibration_ok &&
+	   (!f.has_tsc || strstr(f.calibration_note, "cannot be read") != NULL) &&
+	   !ft_tsc_usable(&f, why, sizeof(why)),
+	   "failing clock: detection ends in %.3f s, calibration failed (%s)",
+	   now_s() - t0, f.calibration_note);
+
+	ft_fault_set_raw_clock(stuck_clock);
+	t0 = now_s();
+	ft_detect_clock_facts(&f);
+	ok(now_s() - t0 < 5.0 && !f.calibration_ok &&
+	   (!f.has_tsc || strstr(f.calibration_note, "did not advance") != NULL) &&
+	   !ft_tsc_usable(&f, why, sizeof(why)),
+	   "clock standing still: detection ends in %.3f s, calibration failed (%s)",
+	   now_s() - t0, f.calibration_note);
+	ft_fault_set_raw_clock(NULL);
+}
+
+/*
+ * FASTTIME_FAULT_CLOCKSOURCE_FILE replaces sysfs for the kernel's
+ * clocksource, so a test can switch it at run time.
+ */
+static void
+test_clocksource_file(void)
+{
+	char		path[] = "/tmp/ft-unit-cs-XXXXXX";
+	int			fd = mkstemp(path);
+	FILE	   *fp;
+	char		cur[64],
+				avail[256];
+
+	diag("--- FASTTIME_FAULT_CLOCKSOURCE_FILE");
+	if (fd < 0)
+	{
+		ok(0, "mkstemp");
+		return;
+	}
+	close(fd);
+	setenv("FASTTIME_FAULT_CLOCKSOURCE_FILE", path, 1);
+	fp = fopen(path, "w");
+	fputs("tsc\ntsc hpet acpi_pm\n", fp);
+	fclose(fp);
+	ok(ft_read_kernel_clocksource(cur, sizeof(cur), avail, sizeof(avail)) &&
+	   strcmp(cur, "tsc") == 0 && strcmp(avail, "tsc hpet acpi_pm") == 0,
+	   "file: current tsc, available \"tsc hpet acpi_pm\"");
+	fp = fopen(path, "w");
+	fputs("hpet\nhpet acpi_pm\n", fp);
+	fclose(fp);
+	ok(ft_read_kernel_clocksource(cur, sizeof(cur), avail, sizeof(avail)) &&
+	   strcmp(cur, "hpet") == 0 && strcmp(avail, "hpet acpi_pm") == 0,
+	   "rewritten file: current hpet");
+	unlink(path);
+	ok(!ft_read_kernel_clocksource(cur, sizeof(cur), avail, sizeof(avail)) &&
+	   cur[0] == '\0',
+	   "missing file: unreadable");
+	unsetenv("FASTTIME_FAULT_CLOCKSOURCE_FILE");
+}
+
+/* fasttime.fault_publish_facts: what a leader of another build would send */
+static void
+test_publish_mangling(void)
+{
+	FtClockFacts f,
+				g;
+	char		buf[2 * sizeof(FtClockFacts) + 64];
+	const char *what[] = {"foreign_layout", "old_format", "garbage"};
+
+	diag("--- fasttime.fault_publish_facts");
+	memset(&f, 0, sizeof(f));
+	f.detected = true;
+	for (int mode = 1; mode <= 3; mode++)
+	{
+		ft_facts_serialize(&f, buf, sizeof(buf));
+		ft_fault_publish_facts = mode;
+		ft_fault_mangle_published(buf, sizeof(buf));
+		ok(!ft_facts_parse(buf, &g), "%s: this build cannot parse it (%.16s...)",
+		   what[mode - 1], buf);
+	}
+	ft_fault_publish_facts = 0;
+	ft_facts_serialize(&f, buf, sizeof(buf));
+	ft_fault_mangle_published(buf, sizeof(buf));
+	ok(ft_facts_parse(buf, &g), "none: unchanged, parses");
+}
+
 int
 main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_ticks();
 	test_facts();
+	test_calibration_bounded();
+	test_clocksource_file();
+	test_publish_mangling();
 	return tap_done();
 }
