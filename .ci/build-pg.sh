@@ -12,15 +12,15 @@
 #       postgresql-server-dev-15, libipc-run-perl); prints
 #       /usr/lib/postgresql/15/bin/pg_config. Full server, tests can run.
 #   17  only binary packages in trixie, whose server needs a newer libc than
-#       bookworm's, so it cannot run here. We fetch postgresql-server-dev-17 +
-#       postgresql-client-17 (pg_config, PGXS) + libpq-dev and `dpkg -x` them
-#       under $CACHE/pg17/root. COMPILE-ONLY target. The trixie pg_config
-#       binary does not run on bookworm (GLIBC_2.38) and reports /usr paths
-#       anyway, so we print a small wrapper script, $CACHE/pg17/bin/pg_config,
-#       answering with paths inside the extracted tree. Two local edits are
-#       made to the extracted tree so that PGXS works with bookworm's
-#       gcc/glibc: with_llvm=no in Makefile.global (no clang-19 bitcode) and
-#       HAVE_DECL_STRLCPY/STRLCAT=0 in pg_config.h (bookworm glibc lacks them).
+#       bookworm's. We debootstrap a minbase Debian trixie chroot into
+#       $CACHE/trixie-pg17 and install, with apt-get inside it,
+#       postgresql-17 and postgresql-server-dev-17 (PGXS, pg_regress and the
+#       PostgreSQL::Test TAP modules), build-essential, libipc-run-perl,
+#       python3 and valgrind. Prints the chroot's pg_config as seen from
+#       outside ($CACHE/trixie-pg17/usr/lib/postgresql/17/bin/pg_config): it
+#       only runs inside the chroot, so run the tests with .ci/pg17-chroot.sh,
+#       which mounts what they need (.ci/chroot-mounts.sh). Full server,
+#       tests can run.
 #   18  only as a source package in sid: downloaded with `apt-get source
 #       --download-only`, the upstream orig tarball is built (no Debian
 #       patches) into $CACHE/pg18 with --enable-debug --enable-tap-tests
@@ -30,18 +30,22 @@
 #       run servers/tests as an unprivileged user).
 #   16  not available at all: error.
 #
-# The sid/trixie index files are fetched with a private apt configuration
+# The sid/trixie index files (for 18) are fetched with a private apt configuration
 # (own sources.list, lists, cache and dpkg status under $CACHE/apt) so that the
 # machine's own bookworm apt state is never touched. The mirror URI is read at
 # run time from the machine's apt sources (the stanza serving bookworm); no
 # host name is written here. Signatures are checked with the keyring named by
-# that stanza (debian-archive-keyring, which also covers sid/trixie).
+# that stanza (debian-archive-keyring, which also covers sid/trixie). The 17
+# chroot is debootstrapped from the same mirror with the same keyring (its
+# own apt sources, in the cache, name that mirror).
 #
 # Cache: $FASTTIME_CI_CACHE (default /var/cache/fasttime-ci). A version's
 # result is reused as-is when its stamp file ($CACHE/pgNN/.fasttime-ci-stamp,
-# holding the Debian package version and the build settings) exists and the
-# settings match; a cache hit needs no network. Set FASTTIME_CI_REFRESH=1 to
-# look for a newer package version and rebuild if there is one.
+# holding the Debian package version and the build settings; for 17
+# $CACHE/trixie-pg17/.fasttime-ci-stamp) exists and the settings match; a
+# cache hit needs no network. Set FASTTIME_CI_REFRESH=1 to
+# look for a newer package version and rebuild if there is one (17: apt-get
+# upgrade inside the chroot).
 # Other knobs: FASTTIME_CI_JOBS (make -j, default nproc+1),
 # FASTTIME_CI_CASSERT=1 (PG18: add --enable-cassert).
 # Builds happen in $CACHE/build/, never in the repository. Runs as root.
@@ -256,14 +260,15 @@ do_pg17() {
     echo "create_main_cluster = false" >"$root/etc/postgresql-common/createcluster.conf"
     trap 'chroot_release "$root"' EXIT
     chroot_mount "$root" || die "cannot mount /proc, /sys, /dev/shm in $root"
-    local in=(chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin
-              HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive)
+    # (nothing started in the chroot may keep our locks, fds 8 and 9)
+    inside() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+               HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@" 8>&- 9>&-; }
     log "apt-get install in the chroot: ${pkgs[*]}"
-    "${in[@]}" apt-get update -qq || die "apt-get update in the chroot failed"
-    [[ $REFRESH == 1 ]] && { "${in[@]}" apt-get -y -qq upgrade >/dev/null || die "upgrade failed"; }
-    "${in[@]}" apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null ||
+    inside apt-get update -qq || die "apt-get update in the chroot failed"
+    [[ $REFRESH == 1 ]] && { inside apt-get -y -qq upgrade >/dev/null || die "upgrade failed"; }
+    inside apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null ||
         die "apt-get install in the chroot failed"
-    "${in[@]}" apt-get clean
+    inside apt-get clean
     # Sanity checks on what the tests need (paths inside the chroot).
     local lib=/usr/lib/postgresql/$MAJOR/lib f
     for f in $pgc /usr/lib/postgresql/$MAJOR/bin/{postgres,initdb,pg_ctl,psql,pgbench} \
@@ -274,10 +279,10 @@ do_pg17() {
              /usr/sbin/useradd /usr/sbin/runuser; do
         [[ -e $root$f ]] || die "chroot incomplete: $f missing"
     done
-    "${in[@]}" perl -MIPC::Run -e 1 || die "chroot incomplete: IPC::Run"
-    "${in[@]}" "$pgc" --version
+    inside perl -MIPC::Run -e 1 || die "chroot incomplete: IPC::Run"
+    inside "$pgc" --version
     local ver
-    ver=$("${in[@]}" dpkg-query -W -f='${Version}' postgresql-"$MAJOR")
+    ver=$(inside dpkg-query -W -f='${Version}' postgresql-"$MAJOR")
     chroot_release "$root" || die "cannot unmount under $root"
     trap - EXIT
     write_stamp "$root" "$ver" "$settings"

@@ -59,5 +59,8 @@ for v in $(compgen -e | grep -E '^(FT_|PG_TEST_)'); do
 	envs+=("$v=${!v}")
 done
 [ $# -gt 0 ] || set -- test/run_all.sh
+# 8>&-: the command (and a server it leaves behind) must not inherit the
+# lock, or after a killed run the next one would wait for that leftover
+# instead of ending it
 chroot "$root" /usr/bin/env -i "${envs[@]}" /bin/bash -c \
-	'cd "$0" && exec "$@"' "$CHROOT_REPO_DIR" "$@"
+	'cd "$0" && exec "$@"' "$CHROOT_REPO_DIR" "$@" 8>&-
