@@ -12,15 +12,15 @@
 #       postgresql-server-dev-15, libipc-run-perl); prints
 #       /usr/lib/postgresql/15/bin/pg_config. Full server, tests can run.
 #   17  only binary packages in trixie, whose server needs a newer libc than
-#       bookworm's, so it cannot run here. We fetch postgresql-server-dev-17 +
-#       postgresql-client-17 (pg_config, PGXS) + libpq-dev and `dpkg -x` them
-#       under $CACHE/pg17/root. COMPILE-ONLY target. The trixie pg_config
-#       binary does not run on bookworm (GLIBC_2.38) and reports /usr paths
-#       anyway, so we print a small wrapper script, $CACHE/pg17/bin/pg_config,
-#       answering with paths inside the extracted tree. Two local edits are
-#       made to the extracted tree so that PGXS works with bookworm's
-#       gcc/glibc: with_llvm=no in Makefile.global (no clang-19 bitcode) and
-#       HAVE_DECL_STRLCPY/STRLCAT=0 in pg_config.h (bookworm glibc lacks them).
+#       bookworm's. We debootstrap a minbase Debian trixie chroot into
+#       $CACHE/trixie-pg17 and install, with apt-get inside it,
+#       postgresql-17 and postgresql-server-dev-17 (PGXS, pg_regress and the
+#       PostgreSQL::Test TAP modules), build-essential, libipc-run-perl,
+#       python3 and valgrind. Prints the chroot's pg_config as seen from
+#       outside ($CACHE/trixie-pg17/usr/lib/postgresql/17/bin/pg_config): it
+#       only runs inside the chroot, so run the tests with .ci/pg17-chroot.sh,
+#       which mounts what they need (.ci/chroot-mounts.sh). Full server,
+#       tests can run.
 #   18  only as a source package in sid: downloaded with `apt-get source
 #       --download-only`, the upstream orig tarball is built (no Debian
 #       patches) into $CACHE/pg18 with --enable-debug --enable-tap-tests
@@ -30,18 +30,22 @@
 #       run servers/tests as an unprivileged user).
 #   16  not available at all: error.
 #
-# The sid/trixie index files are fetched with a private apt configuration
+# The sid/trixie index files (for 18) are fetched with a private apt configuration
 # (own sources.list, lists, cache and dpkg status under $CACHE/apt) so that the
 # machine's own bookworm apt state is never touched. The mirror URI is read at
 # run time from the machine's apt sources (the stanza serving bookworm); no
 # host name is written here. Signatures are checked with the keyring named by
-# that stanza (debian-archive-keyring, which also covers sid/trixie).
+# that stanza (debian-archive-keyring, which also covers sid/trixie). The 17
+# chroot is debootstrapped from the same mirror with the same keyring (its
+# own apt sources, in the cache, name that mirror).
 #
 # Cache: $FASTTIME_CI_CACHE (default /var/cache/fasttime-ci). A version's
 # result is reused as-is when its stamp file ($CACHE/pgNN/.fasttime-ci-stamp,
-# holding the Debian package version and the build settings) exists and the
-# settings match; a cache hit needs no network. Set FASTTIME_CI_REFRESH=1 to
-# look for a newer package version and rebuild if there is one.
+# holding the Debian package version and the build settings; for 17
+# $CACHE/trixie-pg17/.fasttime-ci-stamp) exists and the settings match; a
+# cache hit needs no network. Set FASTTIME_CI_REFRESH=1 to
+# look for a newer package version and rebuild if there is one (17: apt-get
+# upgrade inside the chroot).
 # Other knobs: FASTTIME_CI_JOBS (make -j, default nproc+1),
 # FASTTIME_CI_CASSERT=1 (PG18: add --enable-cassert).
 # Builds happen in $CACHE/build/, never in the repository. Runs as root.
@@ -167,101 +171,6 @@ write_stamp() {   # write_stamp PREFIX VERSION SETTINGS
         "$MAJOR" "$2" "$3" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$1/.fasttime-ci-stamp"
 }
 
-# Serialise concurrent runs for the same major.
-exec 9>"$CACHE/.lock-$MAJOR"
-flock 9
-
-# ====================================================================== 15 ==
-do_system() {
-    local pkgs=(postgresql-"$MAJOR" postgresql-server-dev-"$MAJOR" libipc-run-perl gcc make)
-    # (in bookworm, contrib is part of postgresql-15; -contrib-15 is virtual)
-    if apt-cache show postgresql-contrib-"$MAJOR" 2>/dev/null | grep -q '^Package:'; then
-        pkgs+=(postgresql-contrib-"$MAJOR")
-    fi
-    host_install "${pkgs[@]}"
-    local pgc=/usr/lib/postgresql/$MAJOR/bin/pg_config
-    [[ -x $pgc ]] || die "$pgc missing after install"
-    log "using system PostgreSQL $("$pgc" --version)"
-    result "$pgc"
-}
-
-# ====================================================================== 17 ==
-sq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }   # quote for sh
-write_pg17_wrapper() {   # write_pg17_wrapper PREFIX
-    local prefix=$1 root=$1/root mg bin multiarch
-    bin=$root/usr/lib/postgresql/$MAJOR/bin/pg_config
-    mg=$root/usr/lib/postgresql/$MAJOR/lib/pgxs/src/Makefile.global
-    multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
-    # Configure-time values: from the packaged Makefile.global, and the
-    # version/configure strings embedded in the (unrunnable) pg_config binary.
-    getvar() { sed -n "s/^$1 = //p" "$mg" | head -n1; }
-    local version configure
-    version=$(strings "$bin" 2>/dev/null | grep -m1 "^PostgreSQL $MAJOR\." || true)
-    [[ -n $version ]] || version="PostgreSQL $(getvar VERSION)"
-    configure=$(strings "$bin" 2>/dev/null | grep -m1 "^ *'--" | sed 's/^ *//; s/ *$//' || true)
-    mkdir -p "$prefix/bin"
-    {
-        cat <<EOF
-#!/bin/sh
-# Generated by .ci/build-pg.sh: stand-in for the PostgreSQL $MAJOR pg_config of
-# the trixie packages extracted under $root
-# (the real binary needs a newer glibc and would report /usr paths).
-# COMPILE-ONLY target: there is no runnable server for this version.
-R=$(sq "$root")
-V_CONFIGURE=$(sq "$configure")
-V_CC=$(sq "$(getvar CC)")
-V_CPPFLAGS=$(sq "$(getvar CPPFLAGS)")
-V_CFLAGS=$(sq "$(getvar CFLAGS)")
-V_CFLAGS_SL=$(sq "$(getvar CFLAGS_SL)")
-V_LDFLAGS=$(sq "$(getvar LDFLAGS | sed 's/\$(LDFLAGS_INTERNAL) *//')")
-V_LDFLAGS_EX=$(sq "$(getvar LDFLAGS_EX)")
-V_LDFLAGS_SL=$(sq "$(sed -n 's/^LDFLAGS_SL += //p' "$mg" | head -n1)")
-V_LIBS=$(sq "$(getvar LIBS)")
-V_VERSION=$(sq "$version")
-EOF
-        cat <<'EOF'
-show() {
-    case "$1" in
-    --bindir)            v="$R/usr/lib/postgresql/@MAJOR@/bin" ;;
-    --docdir|--htmldir)  v="$R/usr/share/doc/postgresql-doc-@MAJOR@" ;;
-    --includedir)        v="$R/usr/include/postgresql" ;;
-    --pkgincludedir)     v="$R/usr/include/postgresql" ;;
-    --includedir-server) v="$R/usr/include/postgresql/@MAJOR@/server" ;;
-    --libdir)            v="$R/usr/lib/@MULTIARCH@" ;;
-    --pkglibdir)         v="$R/usr/lib/postgresql/@MAJOR@/lib" ;;
-    --localedir)         v="$R/usr/share/locale" ;;
-    --mandir)            v="$R/usr/share/postgresql/@MAJOR@/man" ;;
-    --sharedir)          v="$R/usr/share/postgresql/@MAJOR@" ;;
-    --sysconfdir)        v="$R/etc/postgresql-common" ;;
-    --pgxs)              v="$R/usr/lib/postgresql/@MAJOR@/lib/pgxs/src/makefiles/pgxs.mk" ;;
-    --configure)  v=$V_CONFIGURE ;;
-    --cc)         v=$V_CC ;;
-    --cppflags)   v=$V_CPPFLAGS ;;
-    --cflags)     v=$V_CFLAGS ;;
-    --cflags_sl)  v=$V_CFLAGS_SL ;;
-    --ldflags)    v=$V_LDFLAGS ;;
-    --ldflags_ex) v=$V_LDFLAGS_EX ;;
-    --ldflags_sl) v=$V_LDFLAGS_SL ;;
-    --libs)       v=$V_LIBS ;;
-    --version)    v=$V_VERSION ;;
-    *) echo "pg_config: invalid argument: $1" >&2
-       echo "Try \"pg_config --help\" for more information." >&2; return 1 ;;
-    esac
-}
-if [ $# -eq 0 ]; then
-    for o in bindir docdir htmldir includedir pkgincludedir includedir-server libdir \
-             pkglibdir localedir mandir sharedir sysconfdir pgxs configure cc cppflags \
-             cflags cflags_sl ldflags ldflags_ex ldflags_sl libs version; do
-        show --$o; printf '%s = %s\n' "$(echo $o | tr a-z- A-Z_)" "$v"
-    done
-    exit 0
-fi
-for a in "$@"; do show "$a" || exit 1; printf '%s\n' "$v"; done
-EOF
-    } | sed "s/@MAJOR@/$MAJOR/g; s/@MULTIARCH@/$multiarch/g" >"$prefix/bin/pg_config"
-    chmod 755 "$prefix/bin/pg_config"
-}
-
 selftest_pgxs() {   # compile a trivial extension with PG_CONFIG=$1
     local pgc=$1 d
     mkdir -p "$CACHE/build"
@@ -283,40 +192,102 @@ EOF
     rm -rf "$d"
 }
 
+# Serialise concurrent runs for the same major.
+exec 9>"$CACHE/.lock-$MAJOR"
+flock 9
+
+# ====================================================================== 15 ==
+do_system() {
+    local pkgs=(postgresql-"$MAJOR" postgresql-server-dev-"$MAJOR" libipc-run-perl gcc make)
+    # (in bookworm, contrib is part of postgresql-15; -contrib-15 is virtual)
+    if apt-cache show postgresql-contrib-"$MAJOR" 2>/dev/null | grep -q '^Package:'; then
+        pkgs+=(postgresql-contrib-"$MAJOR")
+    fi
+    host_install "${pkgs[@]}"
+    local pgc=/usr/lib/postgresql/$MAJOR/bin/pg_config
+    [[ -x $pgc ]] || die "$pgc missing after install"
+    log "using system PostgreSQL $("$pgc" --version)"
+    result "$pgc"
+}
+
+# ====================================================================== 17 ==
+# A Debian trixie chroot with trixie's PostgreSQL 17 (trixie's server needs
+# trixie's libc, so it cannot run on bookworm directly).  Provisioned in two
+# resumable steps, each recorded in the chroot: debootstrap (marker
+# .fasttime-ci-debootstrap), then apt-get install inside it (stamp).  Run
+# things in it with .ci/pg17-chroot.sh, which mounts /proc, /sys, /dev/shm and
+# the repository around the command.
+CHROOT_PKGS=(build-essential libipc-run-perl perl python3 valgrind passwd util-linux)
 do_pg17() {
-    local prefix=$CACHE/pg$MAJOR settings="debs=server-dev,client,libpq-dev;wrapper=2"
-    if stamp_ok "$prefix" "$settings" && [[ $REFRESH != 1 ]]; then
-        log "cache hit: PostgreSQL $MAJOR headers $(stamp_version "$prefix") in $prefix"
-        result "$prefix/bin/pg_config"
+    local root=$CACHE/trixie-pg$MAJOR
+    local pkgs=(postgresql-"$MAJOR" postgresql-server-dev-"$MAJOR" "${CHROOT_PKGS[@]}")
+    local settings="chroot=trixie,minbase;packages=${pkgs[*]}"
+    local pgc=/usr/lib/postgresql/$MAJOR/bin/pg_config
+    if stamp_ok "$root" "$settings" && [[ $REFRESH != 1 ]]; then
+        log "cache hit: PostgreSQL $MAJOR $(stamp_version "$root") in the trixie chroot $root"
+        result "$root$pgc"
     fi
-    host_install gcc make libc6-dev
-    side_apt_update
-    local ver pkgs=(postgresql-server-dev-"$MAJOR" postgresql-client-"$MAJOR" libpq-dev)
-    ver=$(side_apt_cache policy postgresql-server-dev-"$MAJOR" | awk '/Candidate:/ {print $2}')
-    [[ -n $ver && $ver != "(none)" ]] || die "postgresql-server-dev-$MAJOR not found in trixie"
-    if stamp_ok "$prefix" "$settings" && [[ $(stamp_version "$prefix") == "$ver" ]]; then
-        log "cache hit (still current): $ver"; result "$prefix/bin/pg_config"
+    # .ci/pg17-chroot.sh holds this lock already when it calls us
+    if [[ -z ${FASTTIME_CI_CHROOT_LOCKED:-} ]]; then
+        exec 8>"$CACHE/.lock-$MAJOR-chroot"
+        flock 8
     fi
-    local debs=$CACHE/debs/pg$MAJOR-$ver
-    mkdir -p "$debs"
-    (cd "$debs" && side_apt_get download -qq "${pkgs[@]}")
-    rm -rf "$prefix"; mkdir -p "$prefix/root"
-    local f
-    for f in "$debs"/*.deb; do dpkg -x "$f" "$prefix/root"; done
-    local root=$prefix/root
-    # No clang-19 here: don't emit LLVM bitcode in PGXS builds.
-    sed -i 's/^with_llvm\t*[ =].*/with_llvm\t= no/' \
-        "$root/usr/lib/postgresql/$MAJOR/lib/pgxs/src/Makefile.global"
-    # trixie's glibc declares strlcpy/strlcat, bookworm's does not: let port.h
-    # declare them (PostgreSQL's own implementation is in the server binary).
-    sed -i -E 's/^#define HAVE_DECL_(STRLCPY|STRLCAT) 1$/#define HAVE_DECL_\1 0/' \
-        "$root/usr/include/postgresql/$MAJOR/server/pg_config.h" \
-        "$root/usr/include/postgresql/pg_config.h"
-    write_pg17_wrapper "$prefix"
-    selftest_pgxs "$prefix/bin/pg_config"
-    write_stamp "$prefix" "$ver" "$settings"
-    log "PostgreSQL $MAJOR ($ver) headers/PGXS ready in $root (compile-only)"
-    result "$prefix/bin/pg_config"
+    . "$(dirname "$0")/chroot-mounts.sh"
+    chroot_release "$root" || die "mounts left under $root that cannot be unmounted"
+    if [[ ! -f $root/.fasttime-ci-debootstrap ]]; then
+        host_install debootstrap
+        local line uri keyring
+        line=$(system_mirror | head -n1)
+        [[ -n $line ]] || die "no apt source serving bookworm found in /etc/apt"
+        read -r uri keyring <<<"$line"
+        [[ $keyring == - || ! -f $keyring ]] && keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+        # an unfinished debootstrap: start over (no mounts are left, checked above)
+        rm -rf --one-file-system "$root"
+        log "debootstrap --variant=minbase trixie $root (from the system mirror)"
+        local t0=$SECONDS
+        debootstrap --variant=minbase --keyring="$keyring" trixie "$root" "$uri" \
+            >"$CACHE/debootstrap-$MAJOR.log" 2>&1 ||
+            { tail -n 30 "$CACHE/debootstrap-$MAJOR.log"; die "debootstrap failed (log: $CACHE/debootstrap-$MAJOR.log)"; }
+        log "debootstrap done in $((SECONDS - t0))s"
+        echo "$uri trixie minbase" >"$root/.fasttime-ci-debootstrap"
+    fi
+    # Package scripts must not start services in the chroot (a postmaster
+    # left running would keep its mounts busy) and no "main" cluster is
+    # wanted: the tests make their own.
+    printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+    chmod 755 "$root/usr/sbin/policy-rc.d"
+    mkdir -p "$root/etc/postgresql-common"
+    echo "create_main_cluster = false" >"$root/etc/postgresql-common/createcluster.conf"
+    trap 'chroot_release "$root"' EXIT
+    chroot_mount "$root" || die "cannot mount /proc, /sys, /dev/shm in $root"
+    # (nothing started in the chroot may keep our locks, fds 8 and 9)
+    inside() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+               HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@" 8>&- 9>&-; }
+    log "apt-get install in the chroot: ${pkgs[*]}"
+    inside apt-get update -qq || die "apt-get update in the chroot failed"
+    [[ $REFRESH == 1 ]] && { inside apt-get -y -qq upgrade >/dev/null || die "upgrade failed"; }
+    inside apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null ||
+        die "apt-get install in the chroot failed"
+    inside apt-get clean
+    # Sanity checks on what the tests need (paths inside the chroot).
+    local lib=/usr/lib/postgresql/$MAJOR/lib f
+    for f in $pgc /usr/lib/postgresql/$MAJOR/bin/{postgres,initdb,pg_ctl,psql,pgbench} \
+             $lib/auto_explain.so $lib/pgxs/src/makefiles/pgxs.mk \
+             $lib/pgxs/src/test/regress/pg_regress \
+             $lib/pgxs/src/test/perl/PostgreSQL/Test/Cluster.pm \
+             /usr/bin/gcc /usr/bin/make /usr/bin/python3 /usr/bin/valgrind /usr/bin/prove \
+             /usr/sbin/useradd /usr/sbin/runuser; do
+        [[ -e $root$f ]] || die "chroot incomplete: $f missing"
+    done
+    inside perl -MIPC::Run -e 1 || die "chroot incomplete: IPC::Run"
+    inside "$pgc" --version
+    local ver
+    ver=$(inside dpkg-query -W -f='${Version}' postgresql-"$MAJOR")
+    chroot_release "$root" || die "cannot unmount under $root"
+    trap - EXIT
+    write_stamp "$root" "$ver" "$settings"
+    log "PostgreSQL $MAJOR ($ver) ready in the trixie chroot $root"
+    result "$root$pgc"
 }
 
 # ====================================================================== 18 ==
