@@ -13,7 +13,7 @@
 # Prints "ok N - ..." / "not ok N - ..." lines and ends with
 #   STAGE_RESULT version <passed> <failed>
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 pass=0
 fail=0
