@@ -150,18 +150,19 @@ testsrc=$tmp/testsrc
 mkdir "$testsrc" && git -C "$src" archive HEAD | tar -x -C "$testsrc"
 exec 8>"$lock"
 flock 8
-backup=$tmp/backup
-mkdir -p "$backup"
-# the fasttime files of an earlier `make install` (owned by no package)
+# the fasttime files of an earlier `make install` (owned by no package),
+# saved to be put back after the purge
+saved=()
 for v in $versions; do
 	for f in /usr/lib/postgresql/$v/lib/fasttime.so \
 		/usr/lib/postgresql/$v/lib/bitcode/fasttime.index.bc \
 		/usr/lib/postgresql/$v/lib/bitcode/fasttime \
 		/usr/share/postgresql/$v/extension/fasttime.control \
 		/usr/share/postgresql/$v/extension/fasttime--*.sql; do
-		[ -e "$f" ] && ! dpkg -S "$f" >/dev/null 2>&1 && cp -a --parents "$f" "$backup/"
+		[ -e "$f" ] && ! dpkg -S "$f" >/dev/null 2>&1 && saved+=("${f#/}")
 	done
 done
+[ ${#saved[@]} -gt 0 ] && tar -C / -cf "$tmp/saved.tar" "${saved[@]}"
 for deb in "${debs[@]}"; do pkgs+=("$(dpkg-deb -f "$deb" Package)"); done
 purge_pending=1
 if apt-get install -y -qq "${debs[@]}" >"$tmp/install.log" 2>&1; then
@@ -217,10 +218,9 @@ else
 	notok "apt-get purge ${pkgs[*]}: left:$left"
 fi
 # put back what an earlier `make install` had installed
-if [ -n "$(ls -A "$backup")" ]; then
-	cp -a "$backup"/. /
-	echo "restored the files of the earlier make install:"
-	(cd "$backup" && find . -type f | sed 's/^\.//')
+if [ -f "$tmp/saved.tar" ]; then
+	tar -C / -xf "$tmp/saved.tar"
+	echo "restored the files of the earlier make install:" "${saved[@]/#//}"
 fi
 flock -u 8
 finish
