@@ -219,7 +219,7 @@ else
 fi
 # put back what an earlier `make install` had installed
 if [ -f "$tmp/saved.tar" ]; then
-	tar -C / -xf "$tmp/saved.tar"
+	tar -C / --no-overwrite-dir -xf "$tmp/saved.tar"
 	echo "restored the files of the earlier make install:" "${saved[@]/#//}"
 fi
 flock -u 8
