@@ -66,6 +66,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# tools this stage uses beyond the build dependencies (installed below)
+need=()
+for t in python3:python3 unzip:unzip dpkg-buildpackage:dpkg-dev git:git; do
+	command -v "${t%%:*}" >/dev/null || need+=("${t#*:}")
+done
+if [ ${#need[@]} -gt 0 ]; then
+	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null 2>&1 ||
+		apt-get install -y --no-install-recommends "${need[@]}"
+fi
+
 echo "== release version and META.json"
 test/check_version.sh | tee "$tmp/version.log"
 add_stage "$tmp/version.log"
