@@ -38,3 +38,18 @@ endif
 .PHONY: bench
 bench:
 	bench/run.sh
+
+# Release version: META.json ("version", provides.fasttime.version) and
+# debian/changelog (1.0.0-N) carry the same number, and default_version in
+# fasttime.control is its major.minor (the SQL script version, here 1.0).
+# test/check_version.sh checks that they agree.  (Not VERSION: PGXS uses
+# that name for the PostgreSQL version.)
+FASTTIME_VERSION = 1.0.0
+
+# PGXN source distribution of the committed HEAD (uncommitted changes are
+# not in it): fasttime-$(FASTTIME_VERSION).zip, unpacking to
+# fasttime-$(FASTTIME_VERSION)/
+.PHONY: dist
+dist:
+	git archive --format zip --prefix=fasttime-$(FASTTIME_VERSION)/ \
+		-o fasttime-$(FASTTIME_VERSION).zip HEAD
