@@ -33,7 +33,8 @@ END
 $$;
 
 SELECT name, boot_val, context, vartype, enumvals,
-       setting IN ('auto', 'tsc', 'clock_gettime') AS setting_ok
+       CASE WHEN vartype = 'integer' THEN setting = boot_val
+            ELSE setting IN ('auto', 'tsc', 'clock_gettime') END AS setting_ok
   FROM pg_settings
  WHERE name LIKE 'fasttime.%' AND name NOT LIKE 'fasttime.fault%'  -- test builds
  ORDER BY name;

@@ -285,9 +285,13 @@ _PG_init(void)
 		const FtDecision *d = ft_get_decision((FtClockSetting) ft_clock_setting);
 
 		ereport(LOG,
-				(errmsg("fasttime: fasttime.clock_source = %s, plan nodes are timed with %s",
+				(errmsg("fasttime: fasttime.clock_source = %s, plan nodes are timed with %s, %s",
 						ft_setting_name((FtClockSetting) ft_clock_setting),
-						ft_choice_name(ft_effective_choice())),
+						ft_choice_name(ft_effective_choice()),
+						ft_timing_sample_interval > 1 ?
+						psprintf("1 in %d calls at random (fasttime.timing_sample_interval)",
+								 ft_timing_sample_interval) :
+						"every call"),
 				 errdetail("%s", ft_sentence(d->reason))));
 		ft_publish_facts();
 	}

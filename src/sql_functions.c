@@ -641,6 +641,11 @@ fasttime_status(PG_FUNCTION_ARGS)
 				  psprintf("%d", ft_node_timing_stats.last_query_nodes));
 	ft_status_row(rsinfo, "tsc_disagreements",
 				  psprintf(INT64_FORMAT, ft_node_timing_stats.disagreements));
+	ft_status_row(rsinfo, "timing_sample_interval",
+				  psprintf("%d", ft_timing_sample_interval));
+	ft_status_row(rsinfo, "wrapper_vector_code", ft_wrappers_isa());
+	ft_status_row(rsinfo, "open_query_notes",
+				  psprintf("%d", ft_open_query_notes()));
 	PG_RETURN_VOID();
 }
 

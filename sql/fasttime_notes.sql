@@ -1,0 +1,89 @@
+-- fasttime_notes: the per-query notes (what timed each instrumented query)
+-- go away with their query, however it ends, and each plan node is
+-- counted once.
+LOAD 'auto_explain';
+SET auto_explain.log_min_duration = 0;
+SET auto_explain.log_analyze = on;
+SET client_min_messages = warning;
+-- (auto_explain instruments every query, so the status query itself holds
+-- one note while it runs: 1 means no other note is left)
+
+-- a cursor whose FETCH fails inside a savepoint: its portal never reaches
+-- ExecutorEnd, and the note must still go (40 times over)
+DO $$
+BEGIN
+	FOR i IN 1..40 LOOP
+		BEGIN
+			PERFORM count(*) FROM (SELECT 1 / (3 - g) FROM generate_series(1, 5) g) s;
+		EXCEPTION WHEN division_by_zero THEN
+			NULL;
+		END;
+	END LOOP;
+END
+$$;
+SELECT value AS open_query_notes FROM fasttime_status() WHERE name = 'open_query_notes';
+
+BEGIN;
+DECLARE c CURSOR FOR SELECT 1 / (3 - g) FROM generate_series(1, 5) g;
+SAVEPOINT s;
+FETCH ALL FROM c;
+ROLLBACK TO s;
+CLOSE c;
+COMMIT;
+SELECT value AS open_query_notes FROM fasttime_status() WHERE name = 'open_query_notes';
+
+-- the same with a PL/pgSQL cursor fetched inside an EXCEPTION block,
+-- 10,000 times: the session ends up like a fresh one
+CREATE FUNCTION fetch_failing() RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	c refcursor;
+	r int;
+BEGIN
+	OPEN c FOR SELECT 1 / (3 - g) FROM generate_series(1, 5) g;
+	BEGIN
+		LOOP
+			FETCH c INTO r;
+			EXIT WHEN NOT FOUND;
+		END LOOP;
+	EXCEPTION WHEN division_by_zero THEN
+		RETURN -1;
+	END;
+	RETURN r;
+END
+$$;
+SELECT count(*) FILTER (WHERE fetch_failing() = -1) AS failed_fetches
+  FROM generate_series(1, 10000);
+SELECT value AS open_query_notes FROM fasttime_status() WHERE name = 'open_query_notes';
+
+-- nested: a note per open query while they run, none afterwards
+SELECT count(*) FROM (SELECT fetch_failing() FROM generate_series(1, 3)) s;
+SELECT value AS open_query_notes FROM fasttime_status() WHERE name = 'open_query_notes';
+RESET auto_explain.log_min_duration;
+
+-- each node counted once: this plan has three nodes (a Function Scan, a
+-- SubPlan's Aggregate and the Seq Scan below it); where the TSC is not
+-- usable there is nothing to count
+CREATE TABLE notes_big AS SELECT g AS x FROM generate_series(1, 1000) g;
+SET fasttime.clock_source = try_tsc;
+DO $$
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE) SELECT g, (SELECT max(x) FROM notes_big WHERE x < g) FROM generate_series(1, 3) g';
+END
+$$;
+SELECT CASE WHEN current_setting('fasttime.clock_source_status') = 'tsc'
+            THEN value::int ELSE 3 END AS nodes_counted_once
+  FROM fasttime_status() WHERE name = 'tsc_timed_nodes_last_query';
+RESET fasttime.clock_source;
+
+-- fasttime.timing_sample_interval: 1 (every call) up to 1000000
+SET fasttime.timing_sample_interval = 0;
+SET fasttime.timing_sample_interval = 16;
+SELECT value FROM fasttime_status() WHERE name = 'timing_sample_interval';
+RESET fasttime.timing_sample_interval;
+CREATE ROLE notes_user;
+SET ROLE notes_user;
+SET fasttime.timing_sample_interval = 16;
+RESET ROLE;
+DROP ROLE notes_user;
+DROP TABLE notes_big;
+DROP FUNCTION fetch_failing();
