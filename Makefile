@@ -16,6 +16,12 @@ ifdef FAULT_INJECTION
 PG_CPPFLAGS += -DFASTTIME_FAULT_INJECTION
 endif
 
+# benchmarks only (make FLOOR=1): wrappers that read no clock, to measure
+# what the bookkeeping alone costs (see src/node_wrappers.c)
+ifdef FLOOR
+PG_CPPFLAGS += -DFASTTIME_FLOOR
+endif
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

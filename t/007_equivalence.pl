@@ -37,9 +37,11 @@ ft_sql($node, q{
 	CREATE TABLE p2 PARTITION OF p FOR VALUES FROM (5000) TO (10000);
 	INSERT INTO p SELECT g, g % 13 FROM generate_series(0, 9999) g;
 	CREATE TABLE audit (op text, n int);
+	-- the trigger rewrites the row (a trigger that inserted elsewhere made
+	-- stock's own buffer counts vary from run to run)
 	CREATE FUNCTION audit_trg() RETURNS trigger LANGUAGE plpgsql AS $$
 	BEGIN
-		INSERT INTO audit VALUES (TG_OP, NEW.g);
+		NEW.pad := upper(NEW.pad);
 		RETURN NEW;
 	END $$;
 	CREATE FUNCTION safe_div(a int, b int) RETURNS int LANGUAGE plpgsql AS $$
@@ -63,6 +65,15 @@ my $dml_setup = q{
 	VACUUM ANALYZE w;
 	TRUNCATE audit;
 	CHECKPOINT;
+	-- With data checksums (initdb's default from 18 on), the first hint
+	-- bit set on a page after a checkpoint writes a full-page image, and a
+	-- catalog page's image grows with every DROP and CREATE above.  Set
+	-- the catalogs' hint bits here, so the measured statement does not.
+	SELECT count(*) FROM pg_class, LATERAL (SELECT 1) x WHERE relname IS NOT NULL;
+	SELECT count(*) FROM pg_attribute; SELECT count(*) FROM pg_type;
+	SELECT count(*) FROM pg_trigger; SELECT count(*) FROM pg_proc;
+	SELECT count(*) FROM pg_depend; SELECT count(*) FROM pg_statistic;
+	SELECT count(*) FROM pg_index; SELECT count(*) FROM audit; SELECT count(*) FROM w;
 };
 
 # [name, set-up (run before the warm-up and before the measured run), query]
@@ -226,13 +237,13 @@ sub auto_explain_plans
 	my ($settings) = @_;
 	my $off = -s $node->logfile;
 	my ($rc, $out, $err) = ft_sql($node, qq{
+		$dml_setup
 		LOAD 'auto_explain';
 		SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on;
 		SET auto_explain.log_buffers = on; SET auto_explain.log_wal = on;
 		SET auto_explain.log_timing = on; SET auto_explain.log_nested_statements = on;
 		SET max_parallel_workers_per_gather = 0;
 		$settings
-		$dml_setup
 		UPDATE w SET k = k + 1 WHERE g % 3 = 0;
 		SELECT sum(safe_div(g, g % 5)) FROM u WHERE g < 200;
 	});
@@ -252,7 +263,7 @@ for my $i (1 .. 4)
 	$stock_ae{$plans} = 1 if defined $plans;
 }
 my ($any_ae) = sort keys %stock_ae;
-ok(defined $any_ae && $any_ae =~ /Update on w/ && $any_ae =~ /Insert on audit/,
+ok(defined $any_ae && $any_ae =~ /Update on w/ && $any_ae =~ /Query Text: SELECT a \/ b/,
 	'auto_explain logged the outer and the nested plans') or diag($any_ae // 'nothing');
 for my $settings ('SET fasttime.clock_source = try_tsc;',
 	'SET fasttime.clock_source = try_tsc; SET fasttime.timing_sample_interval = 16;')

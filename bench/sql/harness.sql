@@ -78,12 +78,13 @@ CREATE TABLE bench_variants(
 	id text PRIMARY KEY,
 	title text NOT NULL,
 	prefix text NOT NULL,
-	clock_source text			-- fasttime.clock_source for the run, if any
+	clock_source text,			-- fasttime.clock_source for the run, if any
+	settings text NOT NULL DEFAULT ''	-- more settings, "name=value;..."
 );
 
 INSERT INTO bench_variants VALUES
 ('V1', 'plain statement', '', NULL),
-('V2', 'EXPLAIN ANALYZE, TIMING OFF', 'EXPLAIN (ANALYZE, TIMING OFF) ', NULL),
+('V2', 'EXPLAIN ANALYZE, TIMING OFF', 'EXPLAIN (ANALYZE, TIMING OFF) ', 'clock_gettime'),
 ('V3', 'TIMING ON, clock_gettime (stock)', 'EXPLAIN (ANALYZE, TIMING ON) ', 'clock_gettime'),
 ('V4', 'TIMING ON, tsc', 'EXPLAIN (ANALYZE, TIMING ON) ', 'tsc'),
 ('V5', 'TIMING ON, auto', 'EXPLAIN (ANALYZE, TIMING ON) ', 'auto');
@@ -146,6 +147,7 @@ BEGIN
 	SELECT * INTO STRICT wl FROM bench_workloads WHERE id = w;
 	SELECT * INTO STRICT va FROM bench_variants WHERE id = v;
 	PERFORM bench_apply_settings(wl.settings);
+	PERFORM bench_apply_settings(va.settings);
 	IF va.clock_source IS NOT NULL THEN
 		BEGIN
 			PERFORM set_config('fasttime.clock_source', va.clock_source, true);

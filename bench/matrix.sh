@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# bench/matrix.sh: the whole per-node path, as a multiple of the plain query.
+#
+# For each workload (W1-W4 of bench/sql/setup.sql) and each EXPLAIN mode
+#   off-nobuf  EXPLAIN (ANALYZE, TIMING OFF, BUFFERS OFF)
+#   off        EXPLAIN (ANALYZE, TIMING OFF)   as typed (18: BUFFERS on)
+#   typed      EXPLAIN (ANALYZE)               as typed (18: BUFFERS on)
+#   nobuf      EXPLAIN (ANALYZE, BUFFERS OFF)
+# runs three variants -- stock (fasttime.clock_source = clock_gettime),
+# fasttime exact (try_tsc) and fasttime sampled (try_tsc,
+# fasttime.timing_sample_interval = 16) -- and the plain statement, all
+# interleaved round by round in one session after a warm-up round, and
+# prints the median time of each as a multiple of the plain statement's
+# (bench/out/matrix-PGVERSION[-LABEL].md and .csv).  Timing is the harness's
+# (bench/sql/harness.sql): clock_timestamp() around a PL/pgSQL EXECUTE,
+# on-CPU time where /proc/self/schedstat is readable.
+#
+# A floor build (make FLOOR=1 install: wrappers that read no clock) is
+# measured by running this script again with --label floor against it;
+# its "exact" column is then the bookkeeping alone.
+#
+# Usage: bench/matrix.sh [--rounds N] [--workloads "W1 W2"] [--label L]
+#                        [--port P] [--rows N]
+# Uses the fasttime installed in pg_config's PostgreSQL (PG_CONFIG).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=7
+workloads="W1 W2 W3 W4"
+label=""
+port=5530
+rows=5000000
+while [ $# -gt 0 ]; do
+	case $1 in
+		--rounds) rounds=$2; shift ;;
+		--workloads) workloads=$2; shift ;;
+		--label) label=$2; shift ;;
+		--port) port=$2; shift ;;
+		--rows) rows=$2; shift ;;
+		-h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 0 ;;
+		*) echo "bench/matrix.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+. test/cluster.sh
+out=bench/out
+mkdir -p "$out"
+log() { echo "matrix: $*" >&2; }
+dir=/tmp/fasttime-matrix.$port
+trap 'ft_cluster_stop "$dir"; rm -rf "$dir"' EXIT
+ft_cluster_start "$dir" "$port" "jit = off" "max_parallel_workers_per_gather = 0" \
+	"shared_buffers = '1GB'" "autovacuum = off" "track_io_timing = off" \
+	"log_min_messages = warning"
+bpsql() { ft_psql "$dir" "$port" -q "$@"; }
+bpsql -c "CREATE EXTENSION fasttime"
+major=$(bpsql -At -c "SELECT current_setting('server_version_num')::int / 10000")
+log "loading (lotsarows $rows rows)"
+bpsql -v rows="$rows" -v orders=1000000 -v customers=100000 -v products=10000 \
+	-v wide=100000 -f bench/sql/setup.sql >/dev/null
+bpsql -f bench/sql/harness.sql >/dev/null
+
+# the variants: mode x (stock, exact, sampled), and plain
+bpsql <<'EOF'
+DELETE FROM bench_variants;
+INSERT INTO bench_variants(id, title, prefix, clock_source, settings)
+SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
+  FROM (VALUES ('off-nobuf', 'EXPLAIN (ANALYZE, TIMING OFF, BUFFERS OFF) '),
+			   ('off', 'EXPLAIN (ANALYZE, TIMING OFF) '),
+			   ('typed', 'EXPLAIN (ANALYZE) '),
+			   ('nobuf', 'EXPLAIN (ANALYZE, BUFFERS OFF) ')) m(id, prefix),
+	   (VALUES ('stock', 'clock_gettime', ''),
+			   ('exact', 'try_tsc', ''),
+			   ('sampled', 'try_tsc', 'fasttime.timing_sample_interval=16')) v(id, clock, settings);
+INSERT INTO bench_variants VALUES ('plain', 'plain statement', '', NULL, '');
+EOF
+variants=$(bpsql -At -c "SELECT string_agg(id, ' ' ORDER BY id) FROM bench_variants")
+status=$(bpsql -At -c "SET fasttime.clock_source = try_tsc; SELECT current_setting('fasttime.clock_source_status')")
+vec=$(bpsql -At -c "SELECT value FROM fasttime_status() WHERE name = 'wrapper_vector_code'")
+
+script=$dir/runs.sql
+{
+	for w in $workloads; do
+		for ((r = 0; r <= rounds; r++)); do
+			if [ "$r" -eq 0 ]; then phase=warmup; else phase=measure; fi
+			for v in $variants; do
+				echo "SELECT bench_measure('$w', '$v', $r, '$phase') \\g /dev/null"
+			done
+			echo "SELECT '$w round $r/$rounds';"
+		done
+	done
+} >"$script"
+log "PostgreSQL $major, try_tsc in effect as $status, vector code $vec; $rounds rounds"
+bpsql -At -f "$script" | sed -u 's/^/matrix: /' >&2
+
+name=matrix-pg$major${label:+-$label}
+# median per variant, on-CPU where known, as a multiple of plain
+bpsql -At -F , >"$out/$name.csv" <<'EOF'
+WITH m AS (
+	SELECT workload, variant,
+		   percentile_cont(0.5) WITHIN GROUP (ORDER BY coalesce(cpu_ms, ms)) AS med
+	  FROM bench_results WHERE phase = 'measure' AND ms IS NOT NULL
+	 GROUP BY workload, variant)
+SELECT m.workload, m.variant, round(m.med::numeric, 1), round((m.med / p.med)::numeric, 3)
+  FROM m JOIN m p ON p.workload = m.workload AND p.variant = 'plain'
+ ORDER BY 1, 2;
+EOF
+{
+	echo "### PostgreSQL $major${label:+ ($label build)}: median time as a multiple of the plain query"
+	echo
+	echo "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) vCPUs," \
+		"kernel clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null);" \
+		"try_tsc timed with $status; wrapper vector code $vec; $rounds rounds after 1 warm-up," \
+		"interleaved; medians of on-CPU time; \`bench/matrix.sh${label:+ --label $label}\`, $(date -u +%Y-%m-%d)."
+	echo
+	echo "| workload | mode | stock | exact | sampled (1 in 16) |"
+	echo "|---|---|---:|---:|---:|"
+	for w in $workloads; do
+		plain=$(awk -F, -v w="$w" '$1 == w && $2 == "plain" { print $3 }' "$out/$name.csv")
+		for mode in off-nobuf off typed nobuf; do
+			row="| $w (plain $plain ms) | $mode"
+			for v in stock exact sampled; do
+				x=$(awk -F, -v w="$w" -v k="$mode/$v" '$1 == w && $2 == k { print $4 }' "$out/$name.csv")
+				row+=" | ${x:-n/a}×"
+			done
+			echo "$row |"
+		done
+	done
+} >"$out/$name.md"
+cat "$out/$name.md"
