@@ -28,6 +28,10 @@ def walk(node, procs, out):
 
 
 def main():
+    # --as-measured: the clocks disagreed, so times are shown as the TSC
+    # measured them (fasttime never rewrites a number): only the rules that
+    # hold for any measurement (no negative time, startup <= total) apply
+    as_measured = "--as-measured" in sys.argv[1:]
     text = sys.stdin.read()
     try:
         doc = json.loads(text)
@@ -54,10 +58,12 @@ def main():
             bad.append("%s: startup %s > total %s" % (name, start, total))
         summed = total * loops
         worst = max(worst, summed / procs)
+        if as_measured:
+            continue
         if summed > exec_ms * procs + SLACK_MS * max(loops, 1):
             bad.append("%s: %.3f ms x %g loops > execution time %.3f ms x %d processes"
                        % (name, total, loops, exec_ms, procs))
-    if plan.get("Actual Total Time", 0) > exec_ms + SLACK_MS:
+    if not as_measured and plan.get("Actual Total Time", 0) > exec_ms + SLACK_MS:
         bad.append("top node %s: %.3f ms > execution time %.3f ms"
                    % (plan.get("Node Type"), plan["Actual Total Time"], exec_ms))
     if bad:
