@@ -20,7 +20,9 @@
 # its "exact" column is then the bookkeeping alone.
 #
 # Usage: bench/matrix.sh [--rounds N] [--workloads "W1 W2"] [--label L]
-#                        [--port P] [--rows N]
+#                        [--variants "stock exact sampled"] [--port P] [--rows N]
+#                        [--profile]  (perf record of W1 under the exact and
+#                                      sampled variants afterwards)
 # Uses the fasttime installed in pg_config's PostgreSQL (PG_CONFIG).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +32,8 @@ workloads="W1 W2 W3 W4"
 label=""
 port=5530
 rows=5000000
+kinds="stock exact sampled"
+profile=0
 while [ $# -gt 0 ]; do
 	case $1 in
 		--rounds) rounds=$2; shift ;;
@@ -37,28 +41,21 @@ while [ $# -gt 0 ]; do
 		--label) label=$2; shift ;;
 		--port) port=$2; shift ;;
 		--rows) rows=$2; shift ;;
+		--variants) kinds=$2; shift ;;
+		--profile) profile=1 ;;
 		-h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 0 ;;
 		*) echo "bench/matrix.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
 done
 
-. test/cluster.sh
+. bench/lib.sh
 out=bench/out
 mkdir -p "$out"
 log() { echo "matrix: $*" >&2; }
-dir=/tmp/fasttime-matrix.$port
-trap 'ft_cluster_stop "$dir"; rm -rf "$dir"' EXIT
-ft_cluster_start "$dir" "$port" "jit = off" "max_parallel_workers_per_gather = 0" \
-	"shared_buffers = '1GB'" "autovacuum = off" "track_io_timing = off" \
-	"log_min_messages = warning"
-bpsql() { ft_psql "$dir" "$port" -q "$@"; }
-bpsql -c "CREATE EXTENSION fasttime"
-major=$(bpsql -At -c "SELECT current_setting('server_version_num')::int / 10000")
 log "loading (lotsarows $rows rows)"
-bpsql -v rows="$rows" -v orders=1000000 -v customers=100000 -v products=10000 \
-	-v wide=100000 -f bench/sql/setup.sql >/dev/null
-bpsql -f bench/sql/harness.sql >/dev/null
+bench_cluster "$port" "$rows"
+major=$(bpsql -At -c "SELECT current_setting('server_version_num')::int / 10000")
 
 # the variants: mode x (stock, exact, sampled), and plain
 bpsql <<'EOF'
@@ -74,11 +71,12 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 			   ('sampled', 'try_tsc', 'fasttime.timing_sample_interval=16')) v(id, clock, settings);
 INSERT INTO bench_variants VALUES ('plain', 'plain statement', '', NULL, '');
 EOF
+bpsql -c "DELETE FROM bench_variants WHERE id <> 'plain' AND split_part(id, '/', 2) <> ALL (string_to_array('$kinds', ' '))"
 variants=$(bpsql -At -c "SELECT string_agg(id, ' ' ORDER BY id) FROM bench_variants")
 status=$(bpsql -At -c "SET fasttime.clock_source = try_tsc; SELECT current_setting('fasttime.clock_source_status')")
 vec=$(bpsql -At -c "SELECT value FROM fasttime_status() WHERE name = 'wrapper_vector_code'")
 
-script=$dir/runs.sql
+script=$BENCH_DIR/runs.sql
 {
 	for w in $workloads; do
 		for ((r = 0; r <= rounds; r++)); do
@@ -92,6 +90,11 @@ script=$dir/runs.sql
 } >"$script"
 log "PostgreSQL $major, try_tsc in effect as $status, vector code $vec; $rounds rounds"
 bpsql -At -f "$script" | sed -u 's/^/matrix: /' >&2
+
+if [ "$profile" = 1 ]; then
+	bash bench/profile.sh "$BENCH_DIR" "$port" "$out" W1 typed/exact typed/sampled nobuf/sampled off-nobuf/exact >&2 ||
+		log "profile failed"
+fi
 
 name=matrix-pg$major${label:+-$label}
 # median per variant, on-CPU where known, as a multiple of plain
@@ -113,13 +116,19 @@ EOF
 		"try_tsc timed with $status; wrapper vector code $vec; $rounds rounds after 1 warm-up," \
 		"interleaved; medians of on-CPU time; \`bench/matrix.sh${label:+ --label $label}\`, $(date -u +%Y-%m-%d)."
 	echo
-	echo "| workload | mode | stock | exact | sampled (1 in 16) |"
-	echo "|---|---|---:|---:|---:|"
+	hdr="| workload | mode"
+	sep="|---|---"
+	for v in $kinds; do
+		case $v in sampled) hdr+=" | sampled (1 in 16)" ;; *) hdr+=" | $v" ;; esac
+		sep+="|---:"
+	done
+	echo "$hdr |"
+	echo "$sep|"
 	for w in $workloads; do
 		plain=$(awk -F, -v w="$w" '$1 == w && $2 == "plain" { print $3 }' "$out/$name.csv")
 		for mode in off-nobuf off typed nobuf; do
 			row="| $w (plain $plain ms) | $mode"
-			for v in stock exact sampled; do
+			for v in $kinds; do
 				x=$(awk -F, -v w="$w" -v k="$mode/$v" '$1 == w && $2 == k { print $4 }' "$out/$name.csv")
 				row+=" | ${x:-n/a}×"
 			done

@@ -1,5 +1,5 @@
 # bench/overhead.gp: bar chart of the TIMING ON overhead over TIMING OFF,
-# per workload and clock source.  Called by bench/run.sh with
+# per workload and clock source.  Called by bench/clock_cost.sh with
 #   datafile  lines: "W1" stock% tsc% auto%
 #   outfile   the PNG
 #   metric    what was compared

@@ -2,8 +2,8 @@
 # bench/profile.sh DIR PORT OUTDIR [WORKLOAD] [VARIANTS...]
 # Where the time goes: perf record -g on the backend running a workload
 # (default W1) under each variant (default V2 V3 V4), a few runs each, in a
-# cluster bench/run.sh has set up (run.sh --profile calls this; with
-# --keep, it can be run by hand afterwards).  Writes OUTDIR/perf-W-V.txt:
+# cluster bench/clock_cost.sh or bench/matrix.sh has set up (their --profile
+# calls this).  Writes OUTDIR/perf-W-V.txt:
 # the hottest symbols, self time, and the call chains into them.
 # Hardware events are often missing in VMs, so this samples cpu-clock.
 set -euo pipefail
@@ -34,7 +34,8 @@ for v in "${variants[@]}"; do
 		sleep 0.1
 	done
 	pid=$(head -1 "$out/profile-pid.txt")
-	perf record -q -e cpu-clock -g -p "$pid" -o "$out/perf-$w-$v.data" 2>/dev/null &
+	f=$w-${v//\//-}
+	perf record -q -e cpu-clock -g -p "$pid" -o "$out/perf-$f.data" 2>/dev/null &
 	perfpid=$!
 	sleep 1
 	echo go >"$fifo"
@@ -49,20 +50,20 @@ for v in "${variants[@]}"; do
 			FROM bench_results WHERE workload = '$w' AND variant = '$v' AND phase = 'profile'"
 		echo
 		echo "## self time"
-		perf report -i "$out/perf-$w-$v.data" --stdio --no-children --sort symbol \
+		perf report -i "$out/perf-$f.data" --stdio --no-children --sort symbol \
 			-g none --percent-limit 1 2>/dev/null | grep -v '^#' | sed '/^$/d'
 		echo
 		echo "## call chains (caller view) into the top symbols"
-		perf report -i "$out/perf-$w-$v.data" --stdio --no-children --sort symbol \
+		perf report -i "$out/perf-$f.data" --stdio --no-children --sort symbol \
 			-g caller,0.5,callee --percent-limit 5 2>/dev/null | grep -v '^#' | sed '/^$/d' | head -120
 		# inside the TSC wrapper, instruction by instruction
-		symbols=$(perf report -i "$out/perf-$w-$v.data" --stdio --sort symbol 2>/dev/null || true)
+		symbols=$(perf report -i "$out/perf-$f.data" --stdio --sort symbol 2>/dev/null || true)
 		if grep -q ft_exec_proc_node_instr <<<"$symbols"; then
 			echo
 			echo "## ft_exec_proc_node_instr, annotated (instructions with >= 0.5 % of its samples)"
-			perf annotate -i "$out/perf-$w-$v.data" --stdio -s ft_exec_proc_node_instr 2>/dev/null |
+			perf annotate -i "$out/perf-$f.data" --stdio -s ft_exec_proc_node_instr 2>/dev/null |
 				awk -F: '$1 + 0 >= 0.5 || /Percent/ || /rdtsc/' | head -60
 		fi
-	} >"$out/perf-$w-$v.txt"
+	} >"$out/perf-$f.txt"
 	echo "profile: $out/perf-$w-$v.txt" >&2
 done

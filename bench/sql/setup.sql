@@ -1,5 +1,5 @@
 -- bench/sql/setup.sql: the benchmark's data, loaded into a throwaway
--- cluster by bench/run.sh.  psql variables (all row counts):
+-- cluster by bench/clock_cost.sh.  psql variables (all row counts):
 --   rows       lotsarows, the reference case (W1)
 --   orders     orders, the outer side of the joins (W2, W3)
 --   customers  customers, the hashed side of the joins
