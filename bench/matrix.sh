@@ -92,7 +92,9 @@ log "PostgreSQL $major, try_tsc in effect as $status, vector code $vec; $rounds 
 bpsql -At -f "$script" | sed -u 's/^/matrix: /' >&2
 
 if [ "$profile" = 1 ]; then
-	bash bench/profile.sh "$BENCH_DIR" "$port" "$out" W1 typed/exact typed/sampled nobuf/sampled off-nobuf/exact >&2 ||
+	mkdir -p "$out/profile-pg$major${label:+-$label}"
+	bash bench/profile.sh "$BENCH_DIR" "$port" "$out/profile-pg$major${label:+-$label}" \
+		W1 typed/exact typed/sampled nobuf/sampled off-nobuf/exact >&2 ||
 		log "profile failed"
 fi
 

@@ -12,12 +12,19 @@
  * Tick faults (the read the node wrapper does, see ft_node_ticks() in
  * ticks.h), armed at run time with settings any user may change:
  *
- *	fasttime.fault_tick_mode	   none | jump_back | jump_forward | slow
+ *	fasttime.fault_tick_mode	   none | jump_back | jump_forward | slow | step
  *	fasttime.fault_tick_at		   N: the fault starts at the Nth node-clock
  *								   read after the fault settings were last
  *								   changed (default 1)
  *	fasttime.fault_tick_amount_ns  size of the jump; for slow, the time one
- *								   read takes (0 = 1000 ns)
+ *								   read takes (0 = 1000 ns); for step, how
+ *								   far each read advances (0 = 1000 ns)
+ *
+ * step replaces the TSC by a counter that advances by exactly the same
+ * amount at every read and at nothing else, so a node with no timed
+ * children measures exactly that amount per timed call: sampled timing's
+ * estimate of such a node can be checked against the exact total without
+ * any real time in the test.
  *
  * A jump happens once and then stays: every later read is shifted by the
  * same amount, as after a TSC reset or a warp on migration.  Each process
@@ -83,7 +90,8 @@ typedef enum FtFaultTickMode
 	FT_FAULT_TICK_NONE = 0,
 	FT_FAULT_TICK_JUMP_BACK,
 	FT_FAULT_TICK_JUMP_FORWARD,
-	FT_FAULT_TICK_SLOW
+	FT_FAULT_TICK_SLOW,
+	FT_FAULT_TICK_STEP
 } FtFaultTickMode;
 
 typedef enum FtFaultPublish
@@ -151,6 +159,14 @@ ft_fault_read_tsc(void)
 					;
 			}
 			break;
+		case FT_FAULT_TICK_STEP:
+			{
+				static uint64_t step_clock = 0;
+
+				step_clock += (uint64_t) fault_ns_to_ticks(ft_fault_tick_amount_ns > 0 ?
+														   ft_fault_tick_amount_ns : 1000);
+				return step_clock;
+			}
 		case FT_FAULT_TICK_JUMP_BACK:
 		case FT_FAULT_TICK_JUMP_FORWARD:
 			if (!fault_jumped)
@@ -343,6 +359,7 @@ static const struct config_enum_entry fault_tick_modes[] = {
 	{"jump_back", FT_FAULT_TICK_JUMP_BACK, false},
 	{"jump_forward", FT_FAULT_TICK_JUMP_FORWARD, false},
 	{"slow", FT_FAULT_TICK_SLOW, false},
+	{"step", FT_FAULT_TICK_STEP, false},
 	{NULL, 0, false}
 };
 

@@ -142,7 +142,7 @@ ft_sampling_prepare(int interval, FtSampling *out)
 }
 
 /*
- * Make in the sampling in force, returning the previous one in saved.  The
+ * Make "in" the sampling in force, returning the previous one in saved.  The
  * executor hooks do this around each query's run and finish, so that a
  * nested query with another interval does not change how the calls of the
  * outer query's nodes are weighted.
@@ -152,8 +152,15 @@ ft_sampling_swap(const FtSampling *in, FtSampling *saved)
 {
 	*saved = ft_sampling;
 	ft_sampling = *in;
-	if (ft_sample_countdown > 1 && ft_sampling.interval <= 1)
-		ft_sample_countdown = 1;
+
+	/*
+	 * A countdown drawn for another interval would bias this one (a gap of
+	 * a million left by a nested query would leave the next million calls
+	 * untimed).  Gaps are geometric, so what remains of one has the same
+	 * distribution as a fresh one: drawing anew changes nothing else.
+	 */
+	if (in->interval != saved->interval)
+		ft_sample_countdown = in->interval > 1 ? ft_next_gap() : 1;
 }
 
 /* ---------------------------------------------------------------------

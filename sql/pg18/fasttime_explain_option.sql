@@ -188,6 +188,17 @@ SELECT count(*) FILTER (WHERE l LIKE '%Gather%') > 0 AS parallel_plan,
   FROM ft_eo_lines('CLOCK_SOURCE') l;
 COMMIT;
 
+-- sampled timing says so, as the line's last part and, in the other
+-- formats, as "Timing Sample Interval"; stock timing is never sampled
+SET fasttime.timing_sample_interval = 16;
+SELECT ft_eo_line() = regexp_replace(ft_eo_expected_line(), '\)$',
+									 '; 1 in 16 calls timed at random)') AS sampled_line;
+SELECT j -> 'Timing Sample Interval' AS json_sample_interval FROM ft_eo_json() AS j;
+SET fasttime.clock_source = clock_gettime;
+SELECT ft_eo_line() AS stock_not_sampled;
+SELECT NOT (j ? 'Timing Sample Interval') AS stock_json_not_sampled FROM ft_eo_json() AS j;
+RESET fasttime.timing_sample_interval;
+
 RESET fasttime.clock_source;
 DROP FUNCTION ft_eo_lines, ft_eo_line, ft_eo_expected_line, ft_eo_json, ft_eo_props,
 	ft_eo_inner;

@@ -1,0 +1,91 @@
+# Sampled timing (fasttime.timing_sample_interval), checked without real
+# time: the fault build's "step" TSC advances by exactly 1 us at every read
+# and at nothing else, so a node without timed children measures exactly
+# 1 us per timed call.  Exact timing must then show 1 us x calls; sampled
+# timing an unbiased estimate of it (within a bound several times the
+# binomial spread of the number of timed calls), with the first call of
+# every loop exact (startup time 1 us), and rows and loops the same.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use FtTest;
+use JSON::PP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my ($fault, $why) = ft_fault_install();
+plan skip_all => "no fault-injection build: $why" unless $fault;
+
+my $node = ft_node('sampling', install_path => $fault);
+$node->start;
+my ($rc, $status) = ft_sql($node, 'SET fasttime.clock_source = try_tsc; SHOW fasttime.clock_source_status');
+if ($status ne 'tsc')
+{
+	# the step clock replaces the TSC: nothing to check without it
+	plan skip_all => "the TSC is not usable here ($status)";
+}
+ft_sql($node, q{
+	CREATE TABLE s AS SELECT g, g % 100 AS k FROM generate_series(1, 200000) g;
+	CREATE TABLE o AS SELECT g FROM generate_series(1, 2000) g;
+	CREATE INDEX ON s (g);
+	VACUUM ANALYZE s;
+	VACUUM ANALYZE o;
+});
+
+my $step = 'SET client_min_messages = error; SET fasttime.clock_source = try_tsc; '
+  . 'SET max_parallel_workers_per_gather = 0; '
+  . 'SET fasttime.fault_tick_amount_ns = 1000; SET fasttime.fault_tick_mode = step;';
+
+# the plan's nodes, pre-order: [type, startup ms, total ms, rows, loops]
+sub plan_nodes
+{
+	my ($settings, $query) = @_;
+	my ($rc, $out, $err) = ft_sql($node,
+		"$step $settings EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, FORMAT JSON) $query");
+	die "EXPLAIN failed: $err" if $rc != 0;
+	my @out;
+	my @stack = (decode_json($out)->[0]{Plan});
+	while (my $p = shift @stack)
+	{
+		push @out, [ @{$p}{ 'Node Type', 'Actual Startup Time', 'Actual Total Time', 'Actual Rows', 'Actual Loops' } ];
+		unshift @stack, @{ $p->{Plans} // [] };
+	}
+	return @out;
+}
+
+# one Seq Scan, 200,001 calls (a row each, and the end)
+my $scan = 'SELECT count(*) FROM s';
+my @exact = plan_nodes('', $scan);
+my $calls = $exact[1][3] * $exact[1][4] + $exact[1][4];
+cmp_ok(abs($exact[1][2] - $calls * 0.001), '<', 0.01,
+	"exact: the Seq Scan measures 1 us per call ($exact[1][2] ms for $calls calls)");
+for my $n (3, 16, 100)
+{
+	my @s = plan_nodes("SET fasttime.timing_sample_interval = $n;", $scan);
+	# timed calls ~ binomial(calls, 1/n): relative sd sqrt((n - 1) / calls)
+	my $bound = 6 * sqrt(($n - 1) / $calls);
+	my $err = ($s[1][2] - $exact[1][2]) / $exact[1][2];
+	cmp_ok(abs($err), '<', $bound,
+		sprintf('1 in %d: Seq Scan estimate %.3f ms against exact %.3f ms (error %+.2f %%, bound %.1f %%)',
+			$n, $s[1][2], $exact[1][2], 100 * $err, 100 * $bound));
+	is($s[1][1], 0.001, "1 in $n: the first call is exact (startup 1 us)");
+	is_deeply([ map { [ @{$_}[ 0, 3, 4 ] ] } @s ], [ map { [ @{$_}[ 0, 3, 4 ] ] } @exact ],
+		"1 in $n: rows and loops as exact");
+}
+
+# an inner index scan rescanned 2,000 times: every loop's first call is
+# timed and counts once, so the average startup is exactly 1 us
+my $nl = 'SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_memoize = off;';
+my $join = 'SELECT count(*) FROM o JOIN s ON s.g = o.g';
+my @ej = plan_nodes($nl, $join);
+my @sj = plan_nodes("$nl SET fasttime.timing_sample_interval = 16;", $join);
+my ($inner) = grep { $sj[$_][0] eq 'Index Scan' || $sj[$_][0] eq 'Index Only Scan' } 0 .. $#sj;
+ok(defined $inner && $sj[$inner][4] == 2000, 'nested loop: the inner scan runs 2000 loops');
+is($sj[$inner][1], 0.001, 'nested loop, 1 in 16: startup of every loop exact (1 us)') if defined $inner;
+is_deeply([ map { [ @{$_}[ 0, 3, 4 ] ] } @sj ], [ map { [ @{$_}[ 0, 3, 4 ] ] } @ej ],
+	'nested loop, 1 in 16: rows and loops as exact');
+
+$node->stop;
+done_testing();
