@@ -223,21 +223,22 @@ ft_lanes(void *acc_p, const void *cur_p, const int n, const int sign)
 static void ft_rearm_below_gather(PlanState *node, FtTimer timer);
 
 /*
- * The one body every wrapper is built from.  timer, buf, wal and gather
- * are compile-time constants in each instance, so every test of them
- * below disappears.
+ * The one body every wrapper is built from.  timer (none, TSC or the stock
+ * clock), buf, wal, gather and weighted are compile-time constants in each
+ * instance, so every test of them below disappears.  weighted: the call
+ * stands for the calls sampling skipped, and counts ft_sampling.weight
+ * times.  query_timer: the query's timer kind, which a Gather re-arms its
+ * children with.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
-		const bool gather)
+		const bool gather, const bool weighted, const FtTimer query_timer)
 {
 	Instrumentation *instr = node->instrument;
 	TupleTableSlot *result;
 	double		save_tuplecount;
 	uint64		tsc_start = 0;
 	instr_time	clock_start;
-	bool		timed = false;
-	bool		first_call = false;
 	bool		gather_starting = false;
 
 	if (gather)
@@ -253,25 +254,6 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 		tsc_start = FT_TICKS();
 	else if (timer == FT_TIMER_CLOCK_GETTIME)
 		FT_STOCK_CLOCK(clock_start);
-	else if (timer == FT_TIMER_TSC_SAMPLED ||
-			 timer == FT_TIMER_CLOCK_GETTIME_SAMPLED)
-	{
-		first_call = !instr->running;
-		if (first_call)
-			timed = true;
-		else if (--ft_sample_countdown <= 0)
-		{
-			timed = true;
-			ft_sample_countdown = ft_next_gap();
-		}
-		if (timed)
-		{
-			if (timer == FT_TIMER_TSC_SAMPLED)
-				tsc_start = FT_TICKS();
-			else
-				FT_STOCK_CLOCK(clock_start);
-		}
-	}
 	if (buf)
 		ft_lanes(&instr->bufusage, &pgBufferUsage, FT_BUFUSAGE_LANES, -1);
 	if (wal)
@@ -286,39 +268,26 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 	if (timer == FT_TIMER_TSC)
 	{
 		uint64		tsc_stop = FT_TICKS();
+		uint64		ns = ft_ticks_to_ns(&ft_conv, (int64) (tsc_stop - tsc_start));
 
-		ft_instr_time_add_ns(&instr->counter,
-							 ft_ticks_to_ns(&ft_conv, (int64) (tsc_stop - tsc_start)));
+		if (weighted)
+			ns = (uint64) ((double) ns * ft_sampling.weight + 0.5);
+		ft_instr_time_add_ns(&instr->counter, ns);
 	}
 	else if (timer == FT_TIMER_CLOCK_GETTIME)
 	{
 		instr_time	clock_stop;
 
 		FT_STOCK_CLOCK(clock_stop);
-		INSTR_TIME_ACCUM_DIFF(instr->counter, clock_stop, clock_start);
-	}
-	else if (timed)
-	{
-		uint64		ns;
-
-		if (timer == FT_TIMER_TSC_SAMPLED)
+		if (weighted)
 		{
-			uint64		tsc_stop = FT_TICKS();
+			int64		d = ft_instr_time_diff_ns(clock_stop, clock_start);
 
-			ns = ft_ticks_to_ns(&ft_conv, (int64) (tsc_stop - tsc_start));
+			ft_instr_time_add_ns(&instr->counter, d > 0 ?
+								 (uint64) ((double) d * ft_sampling.weight + 0.5) : 0);
 		}
 		else
-		{
-			instr_time	clock_stop;
-			int64		d;
-
-			FT_STOCK_CLOCK(clock_stop);
-			d = ft_instr_time_diff_ns(clock_stop, clock_start);
-			ns = d > 0 ? (uint64) d : 0;
-		}
-		if (!first_call)
-			ns = (uint64) ((double) ns * ft_sampling.weight + 0.5);
-		ft_instr_time_add_ns(&instr->counter, ns);
+			INSTR_TIME_ACCUM_DIFF(instr->counter, clock_stop, clock_start);
 	}
 
 	if (buf)
@@ -339,25 +308,53 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 		ft_instr_set_firsttuple(instr);
 
 	if (gather && gather_starting)
-		ft_rearm_below_gather(node, timer);
+		ft_rearm_below_gather(node, query_timer);
 
 	return result;
+}
+
+/*
+ * Sampled timing: decide first, then run one of three straight-line
+ * bodies.  Deciding inside a single body would put the branch that is
+ * mispredicted on every timed call (timed calls are the rare ones)
+ * between the call's two clock reads, and add its pipeline flush to every
+ * sampled duration: several nanoseconds, a large bias on cheap nodes.
+ * Here it falls before the first read.  The first call of a loop is timed
+ * and counts once.  clock is the timer the timed calls use, sampled the
+ * query's (sampled) timer kind.
+ */
+static pg_attribute_always_inline TupleTableSlot *
+ft_wrap_sampled(PlanState *node, const FtTimer clock, const FtTimer sampled,
+				const bool buf, const bool wal, const bool gather)
+{
+	if (unlikely(!node->instrument->running))
+		return ft_wrap(node, clock, buf, wal, gather, false, sampled);
+	if (likely(--ft_sample_countdown > 0))
+		return ft_wrap(node, FT_TIMER_NONE, buf, wal, gather, false, sampled);
+	ft_sample_countdown = ft_next_gap();
+	return ft_wrap(node, clock, buf, wal, gather, true, sampled);
 }
 
 /*
  * One instance per timer kind, buffers, WAL and Gather, for one
  * instruction set; and the table that finds them.
  */
+#define FT_BODY(t, b, w, g) \
+	((t) == FT_TIMER_TSC_SAMPLED ? \
+	 ft_wrap_sampled(node, FT_TIMER_TSC, FT_TIMER_TSC_SAMPLED, b, w, g) : \
+	 (t) == FT_TIMER_CLOCK_GETTIME_SAMPLED ? \
+	 ft_wrap_sampled(node, FT_TIMER_CLOCK_GETTIME, FT_TIMER_CLOCK_GETTIME_SAMPLED, b, w, g) : \
+	 ft_wrap(node, (FtTimer) (t), b, w, g, false, (FtTimer) (t)))
 #define FT_W1(isa, attr, t, b, w) \
 static attr TupleTableSlot * \
 ft_##isa##_##t##_##b##_##w##_0(PlanState *node) \
 { \
-	return ft_wrap(node, (FtTimer) t, b, w, false); \
+	return FT_BODY(t, b, w, false); \
 } \
 static attr TupleTableSlot * \
 ft_##isa##_##t##_##b##_##w##_1(PlanState *node) \
 { \
-	return ft_wrap(node, (FtTimer) t, b, w, true); \
+	return FT_BODY(t, b, w, true); \
 }
 #define FT_WT(isa, attr, t) \
 	FT_W1(isa, attr, t, 0, 0) FT_W1(isa, attr, t, 0, 1) \
