@@ -54,14 +54,15 @@ for w in $workloads; do
 		for mode in exact sampled; do
 			n=1
 			[ "$mode" = sampled ] && n=$interval
-			bpsql -At -c "SET fasttime.clock_source = try_tsc" \
-				-c "SET fasttime.timing_sample_interval = $n" \
-				-c "SELECT bench_apply_settings('$settings')" \
-				-c "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) $query" \
-				>"$acc/raw"
+			# one transaction: the workload's settings are transaction-local
+			printf '%s\n' "BEGIN;" "SET LOCAL fasttime.clock_source = try_tsc;" \
+				"SET LOCAL fasttime.timing_sample_interval = $n;" \
+				"SELECT bench_apply_settings('$settings');" \
+				"EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) $query;" "COMMIT;" |
+				bpsql -At >"$acc/raw"
 			# run 0 is a warm-up
 			if [ "$r" -gt 0 ]; then
-				sed -n '/^\[/,$p' "$acc/raw" >"$acc/$w.$mode.$r.json"
+				sed -n '/^\[/,/^\]/p' "$acc/raw" >"$acc/$w.$mode.$r.json"
 			fi
 		done
 	done
