@@ -13,7 +13,7 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set grid ytics
-set key top left
+set key top right
 set yrange [0:*]
 set offsets 0, 0, graph 0.1, 0
 set datafile missing "NaN"

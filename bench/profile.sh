@@ -56,14 +56,15 @@ for v in "${variants[@]}"; do
 		echo "## call chains (caller view) into the top symbols"
 		perf report -i "$out/perf-$f.data" --stdio --no-children --sort symbol \
 			-g caller,0.5,callee --percent-limit 5 2>/dev/null | grep -v '^#' | sed '/^$/d' | head -120
-		# inside the TSC wrapper, instruction by instruction
-		symbols=$(perf report -i "$out/perf-$f.data" --stdio --sort symbol 2>/dev/null || true)
-		if grep -q ft_exec_proc_node_instr <<<"$symbols"; then
+		# inside fasttime's hottest wrapper, instruction by instruction
+		sym=$(perf report -i "$out/perf-$f.data" --stdio --no-children --sort symbol -g none 2>/dev/null |
+			grep -o 'ft_[a-z0-9_]*' | head -1 || true)
+		if [ -n "$sym" ]; then
 			echo
-			echo "## ft_exec_proc_node_instr, annotated (instructions with >= 0.5 % of its samples)"
-			perf annotate -i "$out/perf-$f.data" --stdio -s ft_exec_proc_node_instr 2>/dev/null |
+			echo "## $sym, annotated (instructions with >= 0.5 % of its samples)"
+			perf annotate -i "$out/perf-$f.data" --stdio -s "$sym" 2>/dev/null |
 				awk -F: '$1 + 0 >= 0.5 || /Percent/ || /rdtsc/' | head -60
 		fi
 	} >"$out/perf-$f.txt"
-	echo "profile: $out/perf-$w-$v.txt" >&2
+	echo "profile: $out/perf-$f.txt" >&2
 done
