@@ -120,6 +120,7 @@ ft_next_gap(void)
 void
 ft_sampling_prepare(int interval, FtSampling *out)
 {
+	static FtSampling last = {0, 0.0, 0.0};
 	double		sum = 0;
 
 	out->interval = interval;
@@ -127,6 +128,12 @@ ft_sampling_prepare(int interval, FtSampling *out)
 	{
 		out->gap_scale = 0.0;
 		out->weight = 1.0;
+		return;
+	}
+	/* the same interval as the previous query's: nothing to compute */
+	if (interval == last.interval)
+	{
+		*out = last;
 		return;
 	}
 	/* each backend its own sequence: seeded here, not in the postmaster */
@@ -139,6 +146,7 @@ ft_sampling_prepare(int interval, FtSampling *out)
 	for (int i = 0; i < FT_GAP_TABLE_SIZE; i++)
 		sum += 1.0 + floor(ft_unit_exp[i] * out->gap_scale);
 	out->weight = sum / FT_GAP_TABLE_SIZE;
+	last = *out;
 }
 
 /*
