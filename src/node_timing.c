@@ -95,38 +95,6 @@ paired_stamp(uint64 *tsc, int64 *wall_ns)
 #define FT_DRIFT_TOLERANCE_PPM	1000
 #define FT_DRIFT_TOLERANCE_NS	50000
 
-/*
- * The rare case of ft_instr_time_add_ns (compat.h): an interval of a second
- * or more.  Saturates at the largest representable time.
- */
-void
-ft_instr_time_add_ns_slow(instr_time *t, uint64 ns)
-{
-#if FT_INSTR_TIME_IS_TIMESPEC
-	uint64		sec = ns / NS_PER_SEC_COMPAT;
-	long		nsec = (long) (ns % NS_PER_SEC_COMPAT);
-
-	if (sec > (uint64) (PG_INT64_MAX / 2) - (uint64) t->tv_sec)
-	{
-		t->tv_sec = PG_INT64_MAX / 2;
-		t->tv_nsec = 0;
-		return;
-	}
-	t->tv_sec += (time_t) sec;
-	t->tv_nsec += nsec;
-	if (t->tv_nsec >= NS_PER_SEC_COMPAT)
-	{
-		t->tv_nsec -= NS_PER_SEC_COMPAT;
-		t->tv_sec++;
-	}
-#else
-	if (ns > (uint64) (PG_INT64_MAX - t->ticks))
-		t->ticks = PG_INT64_MAX;
-	else
-		t->ticks += (int64) ns;
-#endif
-}
-
 /* Index of a query's note, or -1. */
 static int
 find_query_clock(const QueryDesc *queryDesc)

@@ -171,6 +171,38 @@ ft_sampling_swap(const FtSampling *in, FtSampling *saved)
 		ft_sample_countdown = in->interval > 1 ? ft_next_gap() : 1;
 }
 
+/*
+ * The rare case of ft_instr_time_add_ns (compat.h): an interval of a second
+ * or more.  Saturates at the largest representable time.
+ */
+void
+ft_instr_time_add_ns_slow(instr_time *t, uint64 ns)
+{
+#if FT_INSTR_TIME_IS_TIMESPEC
+	uint64		sec = ns / NS_PER_SEC_COMPAT;
+	long		nsec = (long) (ns % NS_PER_SEC_COMPAT);
+
+	if (sec > (uint64) (PG_INT64_MAX / 2) - (uint64) t->tv_sec)
+	{
+		t->tv_sec = PG_INT64_MAX / 2;
+		t->tv_nsec = 0;
+		return;
+	}
+	t->tv_sec += (time_t) sec;
+	t->tv_nsec += nsec;
+	if (t->tv_nsec >= NS_PER_SEC_COMPAT)
+	{
+		t->tv_nsec -= NS_PER_SEC_COMPAT;
+		t->tv_sec++;
+	}
+#else
+	if (ns > (uint64) (PG_INT64_MAX - t->ticks))
+		t->ticks = PG_INT64_MAX;
+	else
+		t->ticks += (int64) ns;
+#endif
+}
+
 /* ---------------------------------------------------------------------
  * Lane arithmetic for BufferUsage and WalUsage
  * ---------------------------------------------------------------------
