@@ -183,7 +183,24 @@ SELECT value = current_setting('fasttime.clock_source_status')
 FROM fasttime_status() WHERE name = 'effective_source';
 SELECT bool_and(value IN ('true', 'false')) AS booleans
 FROM fasttime_status()
-WHERE name IN ('tsc_usable', 'invariant_tsc', 'rdtscp', 'lfence_serializing');
+WHERE name IN ('tsc_usable', 'invariant_tsc', 'rdtscp', 'lfence_serializing',
+               'cpuid_invariant_tsc', 'cpuid_rdtscp', 'kernel_cpu_flags_read');
+-- RDTSCP and the invariant TSC count only where CPUID and the kernel's CPU
+-- flags (when readable) both report them
+SELECT bool_and(s.rdtscp = (s.cpuid_rdtscp AND coalesce(s.kernel_rdtscp, true)))
+       AND bool_and(s.invariant = (s.cpuid_invariant AND coalesce(s.kernel_invariant, true))
+                    OR NOT s.has_tsc)
+       AS both_views_decide
+FROM (SELECT max(value) FILTER (WHERE name = 'rdtscp')::bool AS rdtscp,
+             max(value) FILTER (WHERE name = 'cpuid_rdtscp')::bool AS cpuid_rdtscp,
+             max(value) FILTER (WHERE name = 'kernel_rdtscp')::bool AS kernel_rdtscp,
+             max(value) FILTER (WHERE name = 'invariant_tsc')::bool AS invariant,
+             max(value) FILTER (WHERE name = 'cpuid_invariant_tsc')::bool AS cpuid_invariant,
+             max(value) FILTER (WHERE name = 'kernel_invariant_tsc')::bool AS kernel_invariant,
+             max(value) FILTER (WHERE name = 'tsc_ordered_read') IS NOT NULL AS has_tsc
+      FROM fasttime_status()) s;
+SELECT value IS NOT NULL AS cpu_flags_note_known
+FROM fasttime_status() WHERE name = 'cpu_flags_note';
 SELECT bool_and(value IS NOT NULL) AS always_known
 FROM fasttime_status()
 WHERE name IN ('setting', 'setting_reason', 'effective_source', 'auto_reason',

@@ -56,10 +56,12 @@ ft_tsc_usable(const FtClockFacts *facts, char *why, size_t whylen)
 	if (!facts->is_x86_64)
 		snprintf(why, whylen, "the TSC is only supported on x86-64 CPUs");
 	else if (!facts->has_tsc)
-		snprintf(why, whylen,
+		snprintf(why, whylen, facts->cpuid_tsc ?
+				 "the kernel does not list a time-stamp counter among the CPU's flags (CPUID leaf 1 EDX bit 4 is set, but the kernel's view wins)" :
 				 "the CPU has no time-stamp counter (CPUID leaf 1 EDX bit 4 is clear)");
 	else if (!facts->invariant_tsc)
-		snprintf(why, whylen,
+		snprintf(why, whylen, facts->cpuid_invariant_tsc ?
+				 "the kernel does not list the TSC as invariant (its CPU flags lack \"constant_tsc\" or \"nonstop_tsc\" although CPUID 0x80000007 EDX bit 8 is set), so its rate may change with power states" :
 				 "the CPU does not report an invariant TSC (CPUID 0x80000007 EDX bit 8 is clear), so its rate may change with power states");
 	else if (!facts->calibration_ok)
 		snprintf(why, whylen,

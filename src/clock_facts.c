@@ -126,7 +126,7 @@ read_cpuid_facts(FtClockFacts *f)
 	if (max_std >= 1)
 	{
 		__cpuid(1, a, b, c, d);
-		f->has_tsc = (d >> 4) & 1;
+		f->cpuid_tsc = (d >> 4) & 1;
 		f->hypervisor = (c >> 31) & 1;
 	}
 	if (max_std >= 0x15)
@@ -147,12 +147,12 @@ read_cpuid_facts(FtClockFacts *f)
 	if (max_ext >= 0x80000001)
 	{
 		__cpuid(0x80000001, a, b, c, d);
-		f->rdtscp = (d >> 27) & 1;
+		f->cpuid_rdtscp = (d >> 27) & 1;
 	}
 	if (max_ext >= 0x80000007)
 	{
 		__cpuid(0x80000007, a, b, c, d);
-		f->invariant_tsc = (d >> 8) & 1;
+		f->cpuid_invariant_tsc = (d >> 8) & 1;
 	}
 	if (strcmp(f->cpu_vendor, "GenuineIntel") == 0)
 		f->lfence_serializing = true;
@@ -529,6 +529,138 @@ ft_read_kernel_clocksource(char *current, size_t curlen,
 	return current[0] != '\0';
 }
 
+/* Is word one of the space-separated words of list? */
+static bool
+list_has_word(const char *list, const char *word)
+{
+	size_t		len = strlen(word);
+	const char *p = list;
+
+	while ((p = strstr(p, word)) != NULL)
+	{
+		if ((p == list || p[-1] == ' ' || p[-1] == '\t') &&
+			(p[len] == '\0' || p[len] == ' ' || p[len] == '\t' ||
+			 p[len] == '\n'))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/*
+ * The kernel's view of the CPU, from the "flags" line of /proc/cpuinfo.
+ * The kernel fills that line from CPUID too, but after masking what it
+ * knows not to work: features its hypervisor advertises without
+ * delivering, errata, and boot options.  An emulator's CPUID (valgrind's
+ * is synthetic) may claim an instruction the real CPU lacks, while
+ * /proc/cpuinfo still comes from the real kernel.
+ */
+void
+ft_parse_cpu_flags(const char *flags, FtClockFacts *f)
+{
+	f->kernel_flags_read = (flags != NULL);
+	f->kernel_tsc = f->kernel_constant_tsc = f->kernel_nonstop_tsc =
+		f->kernel_rdtscp = false;
+	if (flags == NULL)
+		return;
+	f->kernel_tsc = list_has_word(flags, "tsc");
+	f->kernel_constant_tsc = list_has_word(flags, "constant_tsc");
+	f->kernel_nonstop_tsc = list_has_word(flags, "nonstop_tsc");
+	f->kernel_rdtscp = list_has_word(flags, "rdtscp");
+}
+
+/* Append one sentence to the CPU flags note. */
+static void
+flags_note(FtClockFacts *f, const char *sentence)
+{
+	size_t		len = strlen(f->cpu_flags_note);
+
+	snprintf(f->cpu_flags_note + len, sizeof(f->cpu_flags_note) - len,
+			 "%s%s", len > 0 ? "; " : "", sentence);
+}
+
+/*
+ * Combine CPUID's view of the TSC features with the kernel's.  A feature
+ * counts only when both report it: the kernel masks what it found not to
+ * work (so "CPUID yes, kernel no" means no: executing RDTSCP there can
+ * raise SIGILL), and fasttime never uses what the CPU itself does not
+ * report (so "CPUID no, kernel yes" means no as well).  Where the kernel's
+ * flags cannot be read, CPUID's view stands alone.  The invariant TSC is
+ * constant_tsc (constant rate whatever the frequency) and nonstop_tsc
+ * (keeps counting in deep idle states) in the kernel's words.
+ */
+void
+ft_merge_cpu_flags(FtClockFacts *f)
+{
+	bool		k_invariant = f->kernel_constant_tsc && f->kernel_nonstop_tsc;
+
+	f->cpu_flags_note[0] = '\0';
+	if (!f->kernel_flags_read)
+	{
+		f->has_tsc = f->cpuid_tsc;
+		f->invariant_tsc = f->cpuid_invariant_tsc;
+		f->rdtscp = f->cpuid_rdtscp;
+		flags_note(f, "the kernel's CPU flags (/proc/cpuinfo) could not be read: CPUID alone decided");
+		return;
+	}
+	f->has_tsc = f->cpuid_tsc && f->kernel_tsc;
+	f->invariant_tsc = f->has_tsc && f->cpuid_invariant_tsc && k_invariant;
+	f->rdtscp = f->cpuid_rdtscp && f->kernel_rdtscp;
+
+	if (f->cpuid_tsc && !f->kernel_tsc)
+		flags_note(f, "CPUID reports a TSC but the kernel does not list \"tsc\": treated as absent");
+	else if (!f->cpuid_tsc && f->kernel_tsc)
+		flags_note(f, "the kernel lists \"tsc\" but CPUID does not report it: treated as absent");
+	if (f->cpuid_invariant_tsc && !k_invariant)
+		flags_note(f, "CPUID reports an invariant TSC but the kernel does not list both \"constant_tsc\" and \"nonstop_tsc\": treated as not invariant");
+	else if (!f->cpuid_invariant_tsc && k_invariant)
+		flags_note(f, "the kernel lists \"constant_tsc\" and \"nonstop_tsc\" but CPUID does not report an invariant TSC: treated as not invariant");
+	if (f->cpuid_rdtscp && !f->kernel_rdtscp)
+		flags_note(f, "CPUID reports RDTSCP but the kernel does not list \"rdtscp\" (an emulator or hypervisor may advertise what the CPU cannot run): treated as absent, ordered reads use LFENCE;RDTSC");
+	else if (!f->cpuid_rdtscp && f->kernel_rdtscp)
+		flags_note(f, "the kernel lists \"rdtscp\" but CPUID does not report it: treated as absent");
+	if (f->cpu_flags_note[0] == '\0')
+		flags_note(f, "CPUID and the kernel's CPU flags agree");
+}
+
+/*
+ * Read the "flags" line of /proc/cpuinfo (the first CPU's: the kernel
+ * lists the features common to all) into the kernel's view.  A
+ * fault-injection build reads FASTTIME_FAULT_CPUINFO_FILE instead, when
+ * set.
+ */
+static void
+read_kernel_cpu_flags(FtClockFacts *f)
+{
+	const char *path = "/proc/cpuinfo";
+	FILE	   *fp;
+	char		line[8192];
+	bool		found = false;
+
+#ifdef FASTTIME_FAULT_INJECTION
+	if (ft_fault_cpuinfo_file() != NULL)
+		path = ft_fault_cpuinfo_file();
+#endif
+	fp = fopen(path, "r");
+	if (fp != NULL)
+	{
+		while (fgets(line, sizeof(line), fp) != NULL)
+		{
+			char	   *colon;
+
+			if (strncmp(line, "flags", 5) != 0 ||
+				(colon = strchr(line, ':')) == NULL)
+				continue;
+			ft_parse_cpu_flags(colon + 1, f);
+			found = true;
+			break;
+		}
+		fclose(fp);
+	}
+	if (!found)
+		ft_parse_cpu_flags(NULL, f);
+}
+
 /*
  * Median cost of one read, in ns: time 15 rounds of 1000 reads each with
  * clock_gettime and take the median round, so one interrupt does not
@@ -598,6 +730,8 @@ ft_detect_clock_facts(FtClockFacts *f)
 #if FT_HAVE_TSC
 	f->is_x86_64 = true;
 	read_cpuid_facts(f);
+	read_kernel_cpu_flags(f);
+	ft_merge_cpu_flags(f);
 	if (f->has_tsc)
 	{
 		f->ns_per_read_tsc = measure_read_cost(READ_TSC);
@@ -608,8 +742,11 @@ ft_detect_clock_facts(FtClockFacts *f)
 	}
 	else
 		snprintf(f->calibration_note, sizeof(f->calibration_note),
-				 "the CPU has no TSC");
+				 "the CPU has no TSC%s",
+				 f->cpuid_tsc ? " (the kernel does not list one)" : "");
 #else
+	snprintf(f->cpu_flags_note, sizeof(f->cpu_flags_note),
+			 "not an x86-64 CPU: no TSC features to check");
 	snprintf(f->calibration_note, sizeof(f->calibration_note),
 			 "not an x86-64 CPU");
 	snprintf(f->frequency_note, sizeof(f->frequency_note),
@@ -639,12 +776,15 @@ ft_detect_clock_facts(FtClockFacts *f)
  * it never fails the query (see clock_state.c).
  */
 #define FACTS_TAG "ft2:"
-#define FT_FACTS_FORMAT 2
+#define FT_FACTS_FORMAT 3
 
 /* Every field of FtClockFacts, for the layout hash; keep it complete. */
 #define FT_FACTS_FIELDS(X) \
 	X(detected) X(is_x86_64) X(cpu_vendor) X(has_tsc) X(invariant_tsc) \
-	X(rdtscp) X(lfence_serializing) X(hypervisor) X(hypervisor_vendor) \
+	X(rdtscp) X(cpuid_tsc) X(cpuid_invariant_tsc) X(cpuid_rdtscp) \
+	X(kernel_flags_read) X(kernel_tsc) X(kernel_constant_tsc) \
+	X(kernel_nonstop_tsc) X(kernel_rdtscp) X(cpu_flags_note) \
+	X(lfence_serializing) X(hypervisor) X(hypervisor_vendor) \
 	X(cpuid_15h_hz) X(cpuid_16h_hz) X(hypervisor_hz) X(calibration_ok) \
 	X(calibrated_hz) X(calibration_spread_ppm) X(calibration_note) \
 	X(tsc_hz) X(tsc_hz_origin) X(disagreement_ppm) X(frequency_note) \
@@ -747,6 +887,7 @@ ft_facts_parse(const char *str, FtClockFacts *facts)
 		memchr(tmp.cpu_vendor, '\0', sizeof(tmp.cpu_vendor)) == NULL ||
 		memchr(tmp.hypervisor_vendor, '\0', sizeof(tmp.hypervisor_vendor)) == NULL ||
 		memchr(tmp.calibration_note, '\0', sizeof(tmp.calibration_note)) == NULL ||
+		memchr(tmp.cpu_flags_note, '\0', sizeof(tmp.cpu_flags_note)) == NULL ||
 		memchr(tmp.frequency_note, '\0', sizeof(tmp.frequency_note)) == NULL ||
 		memchr(tmp.kernel_clocksource, '\0', sizeof(tmp.kernel_clocksource)) == NULL ||
 		memchr(tmp.kernel_available, '\0', sizeof(tmp.kernel_available)) == NULL)

@@ -37,9 +37,25 @@ typedef struct FtClockFacts
 	/* CPU */
 	bool		is_x86_64;
 	char		cpu_vendor[16]; /* "GenuineIntel", "AuthenticAMD", ... */
-	bool		has_tsc;		/* CPUID 1 EDX bit 4 */
-	bool		invariant_tsc;	/* CPUID 0x80000007 EDX bit 8 */
-	bool		rdtscp;			/* CPUID 0x80000001 EDX bit 27 */
+	/*
+	 * has_tsc, invariant_tsc and rdtscp are what fasttime goes by: CPUID's
+	 * view, and the kernel's where it could be read (see
+	 * ft_merge_cpu_flags).
+	 */
+	bool		has_tsc;
+	bool		invariant_tsc;
+	bool		rdtscp;
+	/* what CPUID reports */
+	bool		cpuid_tsc;		/* CPUID 1 EDX bit 4 */
+	bool		cpuid_invariant_tsc;	/* CPUID 0x80000007 EDX bit 8 */
+	bool		cpuid_rdtscp;	/* CPUID 0x80000001 EDX bit 27 */
+	/* what the kernel lists in /proc/cpuinfo's "flags" line */
+	bool		kernel_flags_read;	/* false: not readable, not x86 */
+	bool		kernel_tsc;		/* "tsc" */
+	bool		kernel_constant_tsc;	/* "constant_tsc" */
+	bool		kernel_nonstop_tsc; /* "nonstop_tsc" */
+	bool		kernel_rdtscp;	/* "rdtscp" */
+	char		cpu_flags_note[256];	/* which view decided, when they differ */
 	bool		lfence_serializing; /* Intel always; AMD 0x80000021 EAX bit 2 */
 	bool		hypervisor;		/* CPUID 1 ECX bit 31 */
 	char		hypervisor_vendor[16];	/* "KVMKVMKVM", "VMwareVMware", ... */
@@ -82,6 +98,19 @@ extern void ft_detect_clock_facts(FtClockFacts *facts);
 extern void ft_choose_frequency(FtClockFacts *facts);
 
 /*
+ * Set the kernel's view of the CPU (kernel_flags_read, kernel_tsc, ...)
+ * from the "flags" line of /proc/cpuinfo, given without its "flags :"
+ * prefix; NULL means it could not be read.  Pure, for unit tests.
+ */
+extern void ft_parse_cpu_flags(const char *flags, FtClockFacts *facts);
+
+/*
+ * Set has_tsc, invariant_tsc, rdtscp and cpu_flags_note from CPUID's view
+ * and the kernel's.  Pure, for unit tests.
+ */
+extern void ft_merge_cpu_flags(FtClockFacts *facts);
+
+/*
  * Read the kernel's current and available clocksources (false when the
  * current one cannot be read); cheap enough to repeat.
  */
@@ -93,6 +122,8 @@ extern bool ft_read_kernel_clocksource(char *current, size_t curlen,
 extern void ft_fault_apply_facts(FtClockFacts *facts);
 /* ... the file to read the kernel's clocksource from, or NULL for sysfs */
 extern const char *ft_fault_clocksource_file(void);
+/* ... the file to read the kernel's CPU flags from, or NULL for /proc */
+extern const char *ft_fault_cpuinfo_file(void);
 /* ... and FASTTIME_FAULT_FACTS's kernel_* tokens applied to what was read */
 extern void ft_fault_apply_kernel_facts(char *current, size_t curlen,
 										char *available, size_t availlen);

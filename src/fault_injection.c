@@ -36,15 +36,37 @@
  *
  *	FASTTIME_FAULT_FACTS=token[,token...]	(',' '|' or ' ' separate)
  *
- *	  no_tsc			 the CPU has no TSC
- *	  no_invariant		 the TSC is not invariant
+ *	  no_tsc			 CPUID reports no TSC
+ *	  no_invariant		 CPUID reports no invariant TSC
  *	  no_frequency		 nothing reports a frequency and calibration fails
  *	  freq_off_5pct		 CPUID 0x16 reports 5 % above the calibration
  *	  kernel_hpet		 kernel clocksource hpet, tsc not available
  *	  kernel_kvm_clock	 kernel clocksource kvm-clock, tsc available
+ *	  kernel_tsc		 kernel clocksource tsc, kvm-clock available
  *	  kernel_unreadable	 the kernel's clocksource files cannot be read
  *	  slow_tsc			 a TSC read costs 1000 ns (trapping)
  *	  not_x86			 not an x86-64 CPU
+ *	  cpuid_rdtscp		 CPUID reports RDTSCP (as valgrind's synthetic
+ *						 CPUID does on a CPU without it)
+ *	  kernel_no_rdtscp	 the kernel's CPU flags lack rdtscp
+ *	  kernel_no_invariant the kernel's CPU flags lack nonstop_tsc
+ *	  kernel_flags_unreadable  /proc/cpuinfo's flags cannot be read
+ *	  machine_a			 the whole of machine kind (a): kernel clocksource
+ *						 tsc, an invariant TSC and RDTSCP in both views,
+ *						 reads clearly cheaper than clock_gettime
+ *	  machine_b			 the whole of machine kind (b): kernel clocksource
+ *						 kvm-clock with the TSC rejected (tsc=unstable),
+ *						 an invariant TSC, no RDTSCP in either view
+ *
+ * Tokens apply in order, so "machine_a,slow_tsc" is kind (a) with a
+ * trapping TSC.  The CPU feature tokens change CPUID's or the kernel's view
+ * and the two are merged again afterwards, as at detection.  Where a token
+ * claims RDTSCP on a CPU that cannot run it, every RDTSCP read of the
+ * process is done as LFENCE;RDTSC instead (ticks.h), so the faked fact
+ * cannot raise SIGILL.
+ *
+ * The kernel's CPU flags come from a file instead of /proc/cpuinfo when
+ * FASTTIME_FAULT_CPUINFO_FILE names one (its "flags" line counts).
  *
  * The kernel's clocksource, read at detection and re-read at most once a
  * second afterwards (clock_state.c), comes from a file instead of sysfs
@@ -107,6 +129,9 @@ int			ft_fault_publish_facts = FT_FAULT_PUBLISH_NONE;
 int			ft_fault_tick_mode = FT_FAULT_TICK_NONE;
 int			ft_fault_tick_at = 1;
 double		ft_fault_tick_amount_ns = 0;
+
+/* RDTSCP was faked on a CPU that lacks it: ticks.h reads LFENCE;RDTSC */
+bool		ft_fault_no_real_rdtscp = false;
 
 /* per-process state: reads since (re)arming, and the shift in effect */
 static uint64_t fault_reads = 0;
@@ -205,6 +230,7 @@ ft_fault_apply_facts(FtClockFacts *f)
 	char		buf[256];
 	char	   *save = NULL;
 	bool		refreq = false;
+	bool		real_rdtscp = f->rdtscp;
 
 	if (env == NULL || env[0] == '\0')
 		return;
@@ -213,9 +239,9 @@ ft_fault_apply_facts(FtClockFacts *f)
 		 tok = strtok_r(NULL, ",| ", &save))
 	{
 		if (strcmp(tok, "no_tsc") == 0)
-			f->has_tsc = false;
+			f->cpuid_tsc = false;
 		else if (strcmp(tok, "no_invariant") == 0)
-			f->invariant_tsc = false;
+			f->cpuid_invariant_tsc = false;
 		else if (strcmp(tok, "no_frequency") == 0)
 		{
 			f->cpuid_15h_hz = f->cpuid_16h_hz = f->hypervisor_hz = 0;
@@ -232,19 +258,14 @@ ft_fault_apply_facts(FtClockFacts *f)
 			f->cpuid_16h_hz = f->calibration_ok ? f->calibrated_hz * 1.05 : 0;
 			refreq = true;
 		}
-		else if (strcmp(tok, "kernel_hpet") == 0)
-		{
-			snprintf(f->kernel_clocksource, sizeof(f->kernel_clocksource), "hpet");
-			snprintf(f->kernel_available, sizeof(f->kernel_available), "hpet acpi_pm");
-		}
-		else if (strcmp(tok, "kernel_kvm_clock") == 0)
-		{
-			snprintf(f->kernel_clocksource, sizeof(f->kernel_clocksource), "kvm-clock");
-			snprintf(f->kernel_available, sizeof(f->kernel_available),
-					 "kvm-clock tsc hpet acpi_pm");
-		}
-		else if (strcmp(tok, "kernel_unreadable") == 0)
-			f->kernel_clocksource[0] = f->kernel_available[0] = '\0';
+		else if (strcmp(tok, "kernel_hpet") == 0 ||
+				 strcmp(tok, "kernel_kvm_clock") == 0 ||
+				 strcmp(tok, "kernel_tsc") == 0 ||
+				 strcmp(tok, "kernel_unreadable") == 0)
+			ft_fault_apply_kernel_facts(f->kernel_clocksource,
+										sizeof(f->kernel_clocksource),
+										f->kernel_available,
+										sizeof(f->kernel_available));
 		else if (strcmp(tok, "slow_tsc") == 0)
 			f->ns_per_read_tsc = f->ns_per_read_tsc_ordered = 1000.0;
 		else if (strcmp(tok, "not_x86") == 0)
@@ -253,6 +274,34 @@ ft_fault_apply_facts(FtClockFacts *f)
 			snprintf(f->calibration_note, sizeof(f->calibration_note),
 					 "not an x86-64 CPU (fault injection)");
 		}
+		else if (strcmp(tok, "cpuid_rdtscp") == 0)
+			f->cpuid_rdtscp = true;
+		else if (strcmp(tok, "kernel_no_rdtscp") == 0)
+			f->kernel_rdtscp = false;
+		else if (strcmp(tok, "kernel_no_invariant") == 0)
+			f->kernel_nonstop_tsc = false;
+		else if (strcmp(tok, "kernel_flags_unreadable") == 0)
+			ft_parse_cpu_flags(NULL, f);
+		else if (strcmp(tok, "machine_a") == 0 ||
+				 strcmp(tok, "machine_b") == 0)
+		{
+			bool		a = (tok[8] == 'a');
+
+			ft_fault_apply_kernel_facts(f->kernel_clocksource,
+										sizeof(f->kernel_clocksource),
+										f->kernel_available,
+										sizeof(f->kernel_available));
+			f->is_x86_64 = true;
+			f->cpuid_tsc = f->cpuid_invariant_tsc = true;
+			ft_parse_cpu_flags(a ? "fpu tsc rdtscp constant_tsc nonstop_tsc" :
+							   "fpu tsc constant_tsc nonstop_tsc", f);
+			f->cpuid_rdtscp = a;
+			/* kind (a) reads the TSC clearly cheaper than clock_gettime */
+			if (a && f->ns_per_read_clock_gettime > 0 &&
+				!(f->ns_per_read_tsc > 0 &&
+				  f->ns_per_read_tsc <= 0.5 * f->ns_per_read_clock_gettime))
+				f->ns_per_read_tsc = 0.5 * f->ns_per_read_clock_gettime;
+		}
 		else
 		{
 			fault_note(true, "fasttime fault injection: unknown FASTTIME_FAULT_FACTS token \"%s\" ignored", tok);
@@ -260,6 +309,11 @@ ft_fault_apply_facts(FtClockFacts *f)
 		}
 		fault_note(false, "fasttime fault injection: clock fact fault \"%s\" applied", tok);
 	}
+	/* the two views of the CPU, merged again as at detection */
+	if (f->is_x86_64)
+		ft_merge_cpu_flags(f);
+	if (f->rdtscp && !real_rdtscp)
+		ft_fault_no_real_rdtscp = true;
 	if (refreq)
 		ft_choose_frequency(f);
 }
@@ -294,6 +348,18 @@ ft_fault_apply_kernel_facts(char *current, size_t curlen,
 			snprintf(current, curlen, "kvm-clock");
 			snprintf(available, availlen, "kvm-clock tsc hpet acpi_pm");
 		}
+		else if (strcmp(tok, "kernel_tsc") == 0 ||
+				 strcmp(tok, "machine_a") == 0)
+		{
+			snprintf(current, curlen, "tsc");
+			snprintf(available, availlen, "tsc kvm-clock acpi_pm");
+		}
+		else if (strcmp(tok, "machine_b") == 0)
+		{
+			/* tsc=unstable: the kernel never offers the TSC */
+			snprintf(current, curlen, "kvm-clock");
+			snprintf(available, availlen, "kvm-clock acpi_pm");
+		}
 		else if (strcmp(tok, "kernel_unreadable") == 0)
 			current[0] = available[0] = '\0';
 	}
@@ -304,6 +370,15 @@ const char *
 ft_fault_clocksource_file(void)
 {
 	const char *f = getenv("FASTTIME_FAULT_CLOCKSOURCE_FILE");
+
+	return (f != NULL && f[0] != '\0') ? f : NULL;
+}
+
+/* FASTTIME_FAULT_CPUINFO_FILE, or NULL: see read_kernel_cpu_flags */
+const char *
+ft_fault_cpuinfo_file(void)
+{
+	const char *f = getenv("FASTTIME_FAULT_CPUINFO_FILE");
 
 	return (f != NULL && f[0] != '\0') ? f : NULL;
 }

@@ -619,6 +619,17 @@ fasttime_status(PG_FUNCTION_ARGS)
 	ft_status_row(rsinfo, "cpu_vendor", f->cpu_vendor);
 	ft_status_row(rsinfo, "invariant_tsc", ft_status_bool(f->invariant_tsc));
 	ft_status_row(rsinfo, "rdtscp", ft_status_bool(f->rdtscp));
+	ft_status_row(rsinfo, "cpuid_invariant_tsc",
+				  ft_status_bool(f->cpuid_invariant_tsc));
+	ft_status_row(rsinfo, "cpuid_rdtscp", ft_status_bool(f->cpuid_rdtscp));
+	ft_status_row(rsinfo, "kernel_cpu_flags_read",
+				  ft_status_bool(f->kernel_flags_read));
+	ft_status_row(rsinfo, "kernel_invariant_tsc",
+				  !f->kernel_flags_read ? NULL :
+				  ft_status_bool(f->kernel_constant_tsc && f->kernel_nonstop_tsc));
+	ft_status_row(rsinfo, "kernel_rdtscp",
+				  !f->kernel_flags_read ? NULL : ft_status_bool(f->kernel_rdtscp));
+	ft_status_row(rsinfo, "cpu_flags_note", f->cpu_flags_note);
 	ft_status_row(rsinfo, "lfence_serializing",
 				  ft_status_bool(f->lfence_serializing));
 	ft_status_row(rsinfo, "tsc_ordered_read",

@@ -160,19 +160,6 @@ ft_read_tsc(void)
 #endif
 }
 
-/* RDTSCP: waits for earlier instructions to retire before reading. */
-static inline uint64_t
-ft_read_tsc_rdtscp(void)
-{
-#if FT_HAVE_TSC
-	unsigned int aux;
-
-	return __rdtscp(&aux);
-#else
-	return 0;
-#endif
-}
-
 /*
  * LFENCE;RDTSC: the ordered read for CPUs without RDTSCP.  LFENCE is
  * dispatch-serializing on Intel, and on AMD when CPUID 0x80000021 EAX bit 2
@@ -184,6 +171,31 @@ ft_read_tsc_lfence(void)
 #if FT_HAVE_TSC
 	_mm_lfence();
 	return __rdtsc();
+#else
+	return 0;
+#endif
+}
+
+#ifdef FASTTIME_FAULT_INJECTION
+/* fault_injection.c: RDTSCP is a faked fact, the CPU cannot run it */
+extern bool ft_fault_no_real_rdtscp;
+#endif
+
+/*
+ * RDTSCP: waits for earlier instructions to retire before reading.  Only
+ * called where the facts say the CPU has it (both CPUID and the kernel).
+ */
+static inline uint64_t
+ft_read_tsc_rdtscp(void)
+{
+#if FT_HAVE_TSC
+	unsigned int aux;
+
+#ifdef FASTTIME_FAULT_INJECTION
+	if (ft_fault_no_real_rdtscp)
+		return ft_read_tsc_lfence();
+#endif
+	return __rdtscp(&aux);
 #else
 	return 0;
 #endif

@@ -72,9 +72,16 @@ for my $case (
 	my ($s) = sort { $b <=> $a } @stock;
 	my ($t) = sort { $b <=> $a } @tsc;
 	note(sprintf('%s: Seq Scan on big over Execution Time: stock %.2f, tsc %.2f', $name, $s, $t));
-	cmp_ok($s, '>', 1.2, "$name: stock shows the scan summed over processes above the Execution Time");
-	cmp_ok($t, '>', 1.2, "$name: so does the TSC: not capped at the Execution Time");
-	cmp_ok(abs($t - $s) / $s, '<', 0.35, "$name: the TSC's ratio is stock's (within run-to-run noise)");
+
+	# Relations only, no machine's numbers: how far the sum exceeds the
+	# Execution Time depends on how many cores the processes get, and on a
+	# busy 2-core machine it can be barely above 1.  The cap this guards
+	# against cut the node to about a third of stock's sum; run-to-run
+	# noise under load moves the ratio by tens of percent, not by 2x.
+	cmp_ok($t / $s, '>', 0.5, "$name: the TSC's sum over processes is not cut below half of stock's");
+	cmp_ok($t / $s, '<', 2.0, "$name: ... nor above twice stock's");
+	ok($s < 1.5 || $t > 1.0,
+		"$name: where stock's sum is well above the Execution Time, the TSC's is above it too (not capped)");
 }
 
 # a rescanned Gather: the parallel part runs once per outer row, and the

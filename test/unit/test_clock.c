@@ -808,6 +808,91 @@ test_serialize(void)
 
 /* ---------------------------------------------------------------------- */
 
+/*
+ * CPUID's view of the TSC features against the kernel's (/proc/cpuinfo):
+ * a feature counts only when both report it, and the note says which view
+ * decided.
+ */
+static void
+test_cpu_flags(void)
+{
+	FtClockFacts f;
+	FtDecision	d;
+	char		why[256];
+
+	diag("--- CPUID and the kernel's CPU flags");
+	memset(&f, 0, sizeof(f));
+	ft_parse_cpu_flags(" fpu vme tsc msr rdtscp lm constant_tsc nonstop_tsc tsc_known_freq\n", &f);
+	ok(f.kernel_flags_read && f.kernel_tsc && f.kernel_rdtscp &&
+	   f.kernel_constant_tsc && f.kernel_nonstop_tsc, "flags line parsed");
+	ft_parse_cpu_flags("fpu tsc_known_freq tsc_adjust constant_tsc_x rdtscp_x", &f);
+	ok(f.kernel_flags_read && !f.kernel_tsc && !f.kernel_rdtscp &&
+	   !f.kernel_constant_tsc, "whole words only: tsc_known_freq is not tsc");
+	ft_parse_cpu_flags(NULL, &f);
+	ok(!f.kernel_flags_read && !f.kernel_tsc, "unreadable flags: nothing listed");
+
+	/* both views agree */
+	good_facts(&f);
+	f.cpuid_tsc = f.cpuid_invariant_tsc = f.cpuid_rdtscp = true;
+	ft_parse_cpu_flags("tsc rdtscp constant_tsc nonstop_tsc", &f);
+	ft_merge_cpu_flags(&f);
+	ok(f.has_tsc && f.invariant_tsc && f.rdtscp && has(f.cpu_flags_note, "agree"),
+	   "CPUID yes, kernel yes: present (%s)", f.cpu_flags_note);
+
+	/* CPUID yes, kernel no: an emulator's or hypervisor's claim */
+	ft_parse_cpu_flags("tsc constant_tsc nonstop_tsc", &f);
+	ft_merge_cpu_flags(&f);
+	ok(!f.rdtscp && f.invariant_tsc &&
+	   has(f.cpu_flags_note, "CPUID reports RDTSCP but the kernel does not list \"rdtscp\"") &&
+	   has(f.cpu_flags_note, "LFENCE;RDTSC"),
+	   "RDTSCP: CPUID yes, kernel no: absent, note says the kernel decided");
+	ft_decide(&f, FT_SETTING_AUTO, &d);
+	ok(d.choice == FT_CHOICE_TSC, "RDTSCP absent does not make the TSC unusable");
+
+	/* CPUID no, kernel yes */
+	f.cpuid_rdtscp = false;
+	ft_parse_cpu_flags("tsc rdtscp constant_tsc nonstop_tsc", &f);
+	ft_merge_cpu_flags(&f);
+	ok(!f.rdtscp && has(f.cpu_flags_note, "the kernel lists \"rdtscp\" but CPUID does not"),
+	   "RDTSCP: CPUID no, kernel yes: absent, note says CPUID decided");
+
+	/* invariant: CPUID yes, kernel lacks nonstop_tsc */
+	f.cpuid_rdtscp = true;
+	ft_parse_cpu_flags("tsc rdtscp constant_tsc", &f);
+	ft_merge_cpu_flags(&f);
+	ok(!f.invariant_tsc && f.rdtscp && !ft_tsc_usable(&f, why, sizeof(why)) &&
+	   has(why, "the kernel does not list the TSC as invariant"),
+	   "invariant: CPUID yes, kernel no: not invariant, TSC unusable (%s)", why);
+	ft_decide(&f, FT_SETTING_TSC, &d);
+	ok(d.refused, "invariant: CPUID yes, kernel no: tsc refused");
+
+	/* invariant: CPUID no, kernel yes */
+	f.cpuid_invariant_tsc = false;
+	ft_parse_cpu_flags("tsc rdtscp constant_tsc nonstop_tsc", &f);
+	ft_merge_cpu_flags(&f);
+	ok(!f.invariant_tsc && !ft_tsc_usable(&f, why, sizeof(why)) &&
+	   has(why, "0x80000007 EDX bit 8 is clear") &&
+	   has(f.cpu_flags_note, "CPUID does not report an invariant TSC"),
+	   "invariant: CPUID no, kernel yes: not invariant, CPUID named");
+
+	/* TSC itself: CPUID yes, kernel no */
+	f.cpuid_invariant_tsc = true;
+	ft_parse_cpu_flags("rdtscp constant_tsc nonstop_tsc", &f);
+	ft_merge_cpu_flags(&f);
+	ok(!f.has_tsc && !f.invariant_tsc && !ft_tsc_usable(&f, why, sizeof(why)) &&
+	   has(why, "the kernel does not list a time-stamp counter"),
+	   "TSC: CPUID yes, kernel no: no TSC (%s)", why);
+
+	/* the kernel's flags cannot be read: CPUID alone */
+	ft_parse_cpu_flags(NULL, &f);
+	ft_merge_cpu_flags(&f);
+	ok(f.has_tsc && f.invariant_tsc && f.rdtscp &&
+	   has(f.cpu_flags_note, "could not be read: CPUID alone decided"),
+	   "kernel flags unreadable: CPUID's view stands");
+}
+
+/* ---------------------------------------------------------------------- */
+
 static void
 test_real_detection(void)
 {
@@ -848,6 +933,10 @@ test_real_detection(void)
 	   "calibration failed implies no frequency and a note");
 	ok(f.tsc_hz == 0 || f.tsc_hz_origin != FT_FREQ_NONE, "a frequency has an origin");
 	ok(!f.has_tsc || f.is_x86_64, "has_tsc implies x86-64");
+	ok(!f.rdtscp || (f.cpuid_rdtscp && (!f.kernel_flags_read || f.kernel_rdtscp)),
+	   "RDTSCP only where CPUID reports it and the kernel, if readable, lists it");
+	ok(!f.is_x86_64 || f.cpu_flags_note[0] != '\0', "the CPU flags note says which view decided: %s",
+	   f.cpu_flags_note);
 
 	usable = ft_tsc_usable(&f, why, sizeof(why));
 	for (int i = 0; i < 4; i++)
@@ -907,6 +996,7 @@ main(void)
 	test_conversion();
 	test_conversion_bias();
 	test_serialize();
+	test_cpu_flags();
 	if (getenv("FT_UNIT_NO_DETECT") == NULL)
 		test_real_detection();
 	return tap_done();

@@ -133,7 +133,10 @@ healthy(FtClockFacts *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->detected = true;
-	f->is_x86_64 = f->has_tsc = f->invariant_tsc = f->rdtscp = true;
+	f->is_x86_64 = true;
+	f->cpuid_tsc = f->cpuid_invariant_tsc = f->cpuid_rdtscp = true;
+	ft_parse_cpu_flags("fpu tsc rdtscp constant_tsc nonstop_tsc", f);
+	ft_merge_cpu_flags(f);
 	f->calibration_ok = true;
 	f->calibrated_hz = 2.5e9;
 	f->cpuid_15h_hz = 2.5e9;
@@ -174,6 +177,12 @@ test_facts(void)
 		{"kernel_kvm_clock", "kvm-clock", false},
 		{"kernel_unreadable", "could not be read", false},
 		{"slow_tsc", "not clearly cheaper", false},
+		{"kernel_no_invariant", "the kernel does not list the TSC as invariant", true},
+		{"kernel_flags_unreadable,kernel_hpet", "rejected the TSC", false},
+		{"machine_b", "kvm-clock", false},
+		{"machine_b,cpuid_rdtscp", "kvm-clock", false},
+		{"machine_a,slow_tsc", "not clearly cheaper", false},
+		{"machine_b,machine_a,kernel_hpet", "rejected the TSC", false},
 	};
 
 	diag("--- fact faults (FASTTIME_FAULT_FACTS)");
@@ -211,6 +220,68 @@ test_facts(void)
 
 	faulted("bogus_token no_invariant", &f, FT_SETTING_AUTO, &d);
 	ok(!f.invariant_tsc, "unknown token ignored (with a message), the others applied");
+
+	/* the two machine kinds CI runs on, and what an emulator claims */
+	faulted("machine_a", &f, FT_SETTING_AUTO, &d);
+	ok(d.choice == FT_CHOICE_TSC && f.rdtscp && f.invariant_tsc &&
+	   strcmp(f.kernel_clocksource, "tsc") == 0 && strstr(f.cpu_flags_note, "agree"),
+	   "machine_a: auto = tsc, RDTSCP in both views (%s)", d.reason);
+	faulted("machine_b", &f, FT_SETTING_AUTO, &d);
+	ok(d.choice == FT_CHOICE_CLOCK_GETTIME && !f.rdtscp && f.invariant_tsc &&
+	   strstr(d.reason, "rejected the TSC"),
+	   "machine_b: auto = clock_gettime (kvm-clock, TSC rejected), no RDTSCP, TSC invariant");
+	faulted("machine_b", &f, FT_SETTING_TSC, &d);
+	ok(d.choice == FT_CHOICE_TSC && !d.refused && strstr(d.reason, "kvm-clock"),
+	   "machine_b: an explicit tsc is honoured and the reason names kvm-clock");
+	faulted("machine_b,cpuid_rdtscp", &f, FT_SETTING_AUTO, &d);
+	ok(f.cpuid_rdtscp && !f.kernel_rdtscp && !f.rdtscp &&
+	   strstr(f.cpu_flags_note, "CPUID reports RDTSCP but the kernel does not list"),
+	   "valgrind on machine_b (CPUID claims RDTSCP, kernel does not): RDTSCP treated as absent");
+	faulted("kernel_no_rdtscp", &f, FT_SETTING_AUTO, &d);
+	ok(!f.rdtscp && d.choice == FT_CHOICE_TSC,
+	   "kernel_no_rdtscp: no RDTSCP, the TSC still chosen (LFENCE;RDTSC orders reads)");
+
+	/* a faked RDTSCP never runs the instruction on a CPU without it */
+	ft_fault_no_real_rdtscp = false;
+	healthy(&f);
+	f.cpuid_rdtscp = false;
+	ft_merge_cpu_flags(&f);
+	setenv("FASTTIME_FAULT_FACTS", "machine_a", 1);
+	ft_fault_apply_facts(&f);
+	unsetenv("FASTTIME_FAULT_FACTS");
+	ok(f.rdtscp && ft_fault_no_real_rdtscp,
+	   "machine_a on a CPU without RDTSCP: the fact is faked, the reads are not");
+	{
+		uint64_t	a = ft_read_tsc_rdtscp(),
+					b = ft_read_tsc_rdtscp();
+
+		ok(b >= a, "faked RDTSCP reads LFENCE;RDTSC (%llu ticks apart)",
+		   (unsigned long long) (b - a));
+	}
+	ft_fault_no_real_rdtscp = false;
+
+	/* the kernel's CPU flags from a file, as at detection */
+	{
+		char		path[] = "/tmp/ft-unit-cpuinfo.XXXXXX";
+		int			fd = mkstemp(path);
+		FILE	   *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+		if (fp != NULL)
+		{
+			fputs("processor\t: 0\nvendor_id\t: AuthenticAMD\n"
+				  "flags\t\t: fpu tsc msr constant_tsc nonstop_tsc tsc_known_freq\n", fp);
+			fclose(fp);
+			setenv("FASTTIME_FAULT_CPUINFO_FILE", path, 1);
+			ft_detect_clock_facts(&f);
+			unsetenv("FASTTIME_FAULT_CPUINFO_FILE");
+			unlink(path);
+			ok(f.kernel_flags_read && f.kernel_tsc && f.kernel_constant_tsc &&
+			   f.kernel_nonstop_tsc && !f.kernel_rdtscp && !f.rdtscp,
+			   "detection reads the kernel's flags from FASTTIME_FAULT_CPUINFO_FILE: no rdtscp listed, none used");
+		}
+		else
+			ok(0, "temporary cpuinfo file");
+	}
 
 	/* the hook in ft_detect_clock_facts */
 	setenv("FASTTIME_FAULT_FACTS", "no_invariant,kernel_hpet", 1);
