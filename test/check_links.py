@@ -47,7 +47,7 @@ SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 # (an image inside a link)
 INLINE = re.compile(
     r"(!?)\[((?:[^\[\]\\]|\\.|\[(?:[^\[\]\\]|\\.)*\])*)\]"
-    r"\(\s*(<[^>\n]*>|[^\s)]*(?:\([^\s)]*\)[^\s)]*)*)"
+    r"\(\s*(<[^>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)"
     r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)")
 REFDEF = re.compile(r"^ {0,3}\[([^\]]+)\]:\s*(<[^>]*>|\S+)")
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -259,8 +259,9 @@ SELF_TEST_TREE = {
 Good links: [guide](docs/guide.md), [usage](docs/guide.md#usage-notes),
 [second install](#install--run-1), [first install](#install--run),
 [option](docs/guide.md#clock_source-option), [tree](docs/),
-![chart](img/chart.png), [external](https://example.org/x),
-[mail](mailto:someone@example.org), [spaced](<docs/guide.md>).
+![chart](img/chart.png), [external](https://host.invalid/x),
+[mail](mailto:someone@host.invalid), [spaced](<docs/guide.md>),
+[titled](docs/guide.md#usage-notes "Usage"), [parenthesised](img/b_(1).png).
 
 ## Install & run
 
@@ -304,6 +305,7 @@ Inline code is not checked either: `[y](missing-in-code.md)`.
 ```
 """,
     "img/chart.png": "not really a PNG\n",
+    "img/b_(1).png": "not really a PNG either\n",
 }
 
 SELF_TEST_BROKEN = [
