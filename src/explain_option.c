@@ -172,8 +172,12 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 		else
 			appendStringInfo(&buf, "%s (%s", source, reason);
 		if (sampled)
-			appendStringInfo(&buf, "; 1 in %d calls timed at random",
+			appendStringInfo(&buf, "; sampled per node, at least 1 in %d calls timed",
 							 pc->sampling.interval);
+		if (pc != NULL && pc->tsc && ft_timer_reads(pc->timer) == FT_READS_BOTH)
+			appendStringInfoString(&buf, "; ordered reads");
+		else if (pc != NULL && pc->tsc && ft_timer_reads(pc->timer) == FT_READS_START)
+			appendStringInfoString(&buf, "; ordered start reads");
 		if (pc != NULL && pc->disagreed)
 			appendStringInfo(&buf, "; the TSC disagreed with clock_gettime: %.3f ms against %.3f ms",
 							 (double) pc->tsc_ns / 1e6, (double) pc->wall_ns / 1e6);
@@ -195,6 +199,9 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 		if (sampled)
 			ExplainPropertyInteger("Timing Sample Interval", NULL,
 								   pc->sampling.interval, es);
+		if (pc != NULL && pc->tsc)
+			ExplainPropertyText("TSC Reads Ordered",
+								ft_read_order_name(ft_timer_reads(pc->timer)), es);
 		if (pc != NULL && pc->disagreed)
 		{
 			ExplainPropertyFloat("TSC Elapsed", "ms",

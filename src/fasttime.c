@@ -42,6 +42,19 @@ static const struct config_enum_entry clock_source_options[] = {
 	{NULL, 0, false}
 };
 
+static const struct config_enum_entry ordered_reads_options[] = {
+	{"off", FT_READS_PLAIN, false},
+	{"start", FT_READS_START, false},
+	{"on", FT_READS_BOTH, false},
+	{"false", FT_READS_PLAIN, true},
+	{"true", FT_READS_BOTH, true},
+	{"no", FT_READS_PLAIN, true},
+	{"yes", FT_READS_BOTH, true},
+	{"0", FT_READS_PLAIN, true},
+	{"1", FT_READS_BOTH, true},
+	{NULL, 0, false}
+};
+
 void		_PG_init(void);
 
 /*
@@ -254,10 +267,13 @@ _PG_init(void)
 							   NULL);
 
 	DefineCustomIntVariable("fasttime.timing_sample_interval",
-							"Times one in this many plan node calls, at random (1: every call).",
-							"Each timed call counts for the calls in between, so node times are "
-							"estimates; the first call of every loop is always timed, and rows, "
-							"loops, buffers and WAL are always exact.",
+							"Samples plan node timing: each node times at least one in this many calls (1: every call).",
+							"Each node chooses its own rate, from every call down to one in this "
+							"many, keeping timing's cost a small share of the node's time without "
+							"letting its estimate stray; a timed call counts for the calls in "
+							"between, so node times are unbiased estimates.  The first call of "
+							"every loop is always timed, and rows, loops, buffers and WAL are "
+							"always exact.",
 							&ft_timing_sample_interval,
 							1,
 							1,
@@ -267,6 +283,21 @@ _PG_init(void)
 							NULL,
 							NULL,
 							NULL);
+
+	DefineCustomEnumVariable("fasttime.ordered_reads",
+							 "Which TSC reads of node timing wait for earlier work: off, start or on (both).",
+							 "A plain RDTSC at the start of a node's call lets work its caller "
+							 "issued before the call retire inside the node's interval; an ordered "
+							 "one (LFENCE;RDTSC) costs a few nanoseconds more.  Sampled timing "
+							 "orders at least the start read whatever this says.",
+							 &ft_ordered_reads,
+							 FT_READS_START,
+							 ordered_reads_options,
+							 PGC_SUSET,
+							 0,
+							 NULL,
+							 NULL,
+							 NULL);
 
 #ifdef FASTTIME_FAULT_INJECTION
 	ft_fault_define_gucs();
@@ -289,8 +320,10 @@ _PG_init(void)
 						ft_setting_name((FtClockSetting) ft_clock_setting),
 						ft_choice_name(ft_effective_choice()),
 						ft_timing_sample_interval > 1 ?
-						psprintf("1 in %d calls at random (fasttime.timing_sample_interval)",
+						psprintf("sampled per node, at least 1 in %d calls (fasttime.timing_sample_interval)",
 								 ft_timing_sample_interval) :
+						ft_ordered_reads == FT_READS_BOTH ? "every call, ordered reads" :
+						ft_ordered_reads == FT_READS_START ? "every call, ordered start reads" :
 						"every call"),
 				 errdetail("%s", ft_sentence(d->reason))));
 		ft_publish_facts();

@@ -159,17 +159,24 @@ fault_ns_to_ticks(double ns)
 }
 
 /*
- * The node wrapper's clock read in a fault build.
+ * The wrappers' reads in this process: start plain, start ordered, stop
+ * plain, stop ordered (node_wrappers.c)
  */
-uint64_t
-ft_fault_read_tsc(void)
+uint64_t	ft_fault_wrapper_reads[4] = {0, 0, 0, 0};
+
+/*
+ * The node wrappers' clock reads in a fault build: the TSC (plain or
+ * ordered), or the fault in force.
+ */
+static uint64_t
+fault_read(bool ordered)
 {
 	if (ft_fault_tick_mode == FT_FAULT_TICK_NONE)
-		return ft_read_tsc();
+		return ordered ? ft_read_tsc_lfence() : ft_read_tsc();
 
 	fault_reads++;
 	if (fault_reads < (uint64_t) (ft_fault_tick_at > 0 ? ft_fault_tick_at : 1))
-		return ft_read_tsc() + (uint64_t) fault_offset;
+		return (ordered ? ft_read_tsc_lfence() : ft_read_tsc()) + (uint64_t) fault_offset;
 
 	switch ((FtFaultTickMode) ft_fault_tick_mode)
 	{
@@ -206,7 +213,19 @@ ft_fault_read_tsc(void)
 		case FT_FAULT_TICK_NONE:
 			break;
 	}
-	return ft_read_tsc() + (uint64_t) fault_offset;
+	return (ordered ? ft_read_tsc_lfence() : ft_read_tsc()) + (uint64_t) fault_offset;
+}
+
+uint64_t
+ft_fault_read_tsc(void)
+{
+	return fault_read(false);
+}
+
+uint64_t
+ft_fault_read_tsc_ordered(void)
+{
+	return fault_read(true);
 }
 
 /* Report a fact fault being applied, or a token we do not know. */

@@ -48,6 +48,16 @@
 /* fasttime.timing_sample_interval */
 int			ft_timing_sample_interval = 1;
 
+/* fasttime.ordered_reads (FtReadOrder) */
+int			ft_ordered_reads = FT_READS_START;
+
+/*
+ * What a timed sampled call costs beyond an untimed one besides its two
+ * clock reads: converting, weighting and the node's sums (measured with
+ * perf on the sampled wrapper: about ten nanoseconds).
+ */
+#define FT_SAMPLE_BOOKKEEPING_NS 10.0
+
 /* what this backend has done, for fasttime_status() */
 FtNodeTimingStats ft_node_timing_stats;
 
@@ -187,7 +197,16 @@ choose_timer(QueryDesc *queryDesc, FtTimer *timer)
 	if ((queryDesc->instrument_options & INSTRUMENT_TIMER) == 0)
 		*timer = FT_TIMER_NONE;
 	else if (ft_effective_choice() == FT_CHOICE_TSC)
-		*timer = sampled ? FT_TIMER_TSC_SAMPLED : FT_TIMER_TSC;
+	{
+		/* a sampled timer orders at least the read that starts a call */
+		if (sampled)
+			*timer = ft_ordered_reads == FT_READS_BOTH ?
+				FT_TIMER_TSC_SAMPLED_ORDERED : FT_TIMER_TSC_SAMPLED;
+		else
+			*timer = ft_ordered_reads == FT_READS_BOTH ? FT_TIMER_TSC_ORDERED :
+				ft_ordered_reads == FT_READS_START ? FT_TIMER_TSC_ORDERED_START :
+				FT_TIMER_TSC;
+	}
 	else
 		*timer = sampled ? FT_TIMER_CLOCK_GETTIME_SAMPLED : FT_TIMER_CLOCK_GETTIME;
 	return true;
@@ -196,7 +215,7 @@ choose_timer(QueryDesc *queryDesc, FtTimer *timer)
 static inline bool
 timer_is_tsc(FtTimer timer)
 {
-	return timer == FT_TIMER_TSC || timer == FT_TIMER_TSC_SAMPLED;
+	return ft_timer_is_tsc(timer);
 }
 
 /*
@@ -204,18 +223,19 @@ timer_is_tsc(FtTimer timer)
  * the curious: how many nodes this walk moved, and how many are on
  * fasttime's wrappers in all (each node counted once, subplans included).
  */
-static void
+static int
 wrap_query(QueryDesc *queryDesc, FtTimer timer, const char *when)
 {
 	int			switched;
 	int			n;
+	int			max_id;
 
 	n = ft_wrap_query_nodes(queryDesc->planstate,
 							queryDesc->estate->es_subplanstates,
-							timer, &switched);
+							timer, &switched, &max_id);
 	if (timer_is_tsc(timer))
 		ft_node_timing_stats.last_query_nodes = n;
-	if (timer == FT_TIMER_TSC)
+	if (timer_is_tsc(timer) && !ft_timer_is_sampled(timer))
 		ereport(DEBUG1,
 				(errmsg_internal("fasttime: %d plan nodes timed with the TSC in %s at %s (%d switched)",
 								 n, IsParallelWorker() ? "parallel worker" : "backend",
@@ -226,6 +246,7 @@ wrap_query(QueryDesc *queryDesc, FtTimer timer, const char *when)
 								 n, ft_timer_name(timer),
 								 IsParallelWorker() ? "parallel worker" : "backend",
 								 when, switched)));
+	return max_id;
 }
 
 /*
@@ -240,6 +261,8 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	FtQueryClock *qc;
 	FtTimer		timer = FT_TIMER_NONE;
 	bool		wrapped;
+	bool		sampled;
+	int			max_id = -1;
 
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
@@ -260,7 +283,7 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 				ft_publish_facts();
 			ft_node_timing_stats.queries++;
 		}
-		wrap_query(queryDesc, timer, "ExecutorStart");
+		max_id = wrap_query(queryDesc, timer, "ExecutorStart");
 	}
 
 	qc = note_query(queryDesc);
@@ -269,10 +292,27 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	qc->wrapped = wrapped;
 	qc->timer = timer;
 	qc->tsc = wrapped && timer_is_tsc(timer);
-	ft_sampling_prepare(wrapped && (timer == FT_TIMER_TSC_SAMPLED ||
-									timer == FT_TIMER_CLOCK_GETTIME_SAMPLED) ?
-						ft_timing_sample_interval : 1,
-						&qc->sampling);
+	sampled = wrapped && ft_timer_is_sampled(timer);
+	if (sampled)
+	{
+		const FtClockFacts *f = ft_get_facts();
+		double		reads_ns;
+
+		/* what the two clock reads of a timed call cost */
+		if (timer == FT_TIMER_CLOCK_GETTIME_SAMPLED)
+			reads_ns = 2.0 * f->ns_per_read_clock_gettime;
+		else if (timer == FT_TIMER_TSC_SAMPLED_ORDERED)
+			reads_ns = 2.0 * f->ns_per_read_tsc_ordered;
+		else
+			reads_ns = f->ns_per_read_tsc_ordered + f->ns_per_read_tsc;
+		ft_sampling_prepare(ft_timing_sample_interval,
+							reads_ns + FT_SAMPLE_BOOKKEEPING_NS,
+							&qc->sampling);
+		ft_sampling_attach_nodes(&qc->sampling, max_id + 1,
+								 queryDesc->estate->es_query_cxt);
+	}
+	else
+		ft_sampling_prepare(1, 0.0, &qc->sampling);
 	if (qc->tsc)
 	{
 		qc->tsc_hz = ft_conv.hz;

@@ -17,6 +17,9 @@
 /* fasttime.timing_sample_interval */
 extern int	ft_timing_sample_interval;
 
+/* fasttime.ordered_reads (FtReadOrder) */
+extern int	ft_ordered_reads;
+
 typedef struct FtNodeTimingStats
 {
 	int64		queries;		/* queries whose nodes were TSC-timed */

@@ -42,16 +42,33 @@
  * same source (portable, AVX2, AVX-512), chosen once per process from
  * CPUID by ft_wrappers_init().
  *
- * Sampled timing (fasttime.timing_sample_interval = N > 1) times a call
- * with probability 1/N: a countdown, shared by all nodes of the backend,
- * is reloaded with random gaps drawn from a geometric distribution with
- * mean N (a table of quantiles, scaled per interval), so each call is
- * timed independently of its position and periodic plans do not alias.
- * A timed call counts as many times as the gaps' exact mean, which makes
- * the node's total an unbiased estimate.  The first call of every loop is
- * always timed and counts once, so startup and first-tuple times stay
- * exact; rows, loops, buffers and WAL are never sampled.  Nodes in async
- * mode (whose first-tuple rule looks at every call) are timed exactly.
+ * Sampled timing (fasttime.timing_sample_interval = N > 1) times each node
+ * at a rate of its own, between every call and 1 in N.  Every node starts
+ * by timing every call; from what its timed calls have measured (their
+ * mean and spread) it then chooses, every few timed calls, the rate of its
+ * next calls (ft_sample_choose_level): low enough that timing costs at
+ * most FT_SAMPLE_COST_SHARE of the node's own time, but never so low that
+ * the node's estimated total would be off by more than FT_SAMPLE_REL_ERR
+ * (one relative standard error), and never below 1 in N.  Nodes whose
+ * calls are expensive, few, or erratic (a few long calls among many short
+ * ones) so stay exact; cheap, uniform, numerous calls go down to 1 in N.
+ * The calls to time are drawn as geometric gaps (a countdown per node,
+ * reloaded from a table of quantiles scaled for the rate), so each call is
+ * timed with the rate in force independently of its position and periodic
+ * plans do not alias; a timed call counts as many times as its gap's
+ * exact mean (1/p, Horvitz-Thompson), and since each rate is fixed before
+ * the calls it applies to, the node's total stays an unbiased estimate.
+ * The first call of every loop is always timed and counts once, so
+ * startup and first-tuple times stay exact; rows, loops, buffers and WAL
+ * are never sampled.  Nodes in async mode (whose first-tuple rule looks
+ * at every call) are timed exactly.
+ *
+ * Every read of a sampled timer is ordered (LFENCE;RDTSC): a timed call
+ * is reached through a branch that is mispredicted by design, and a plain
+ * RDTSC after it would let work the caller issued before the call retire
+ * inside the node's interval, which the weight then multiplies.  Exact
+ * timing uses plain RDTSC unless fasttime.ordered_reads asks for ordered
+ * reads too (FT_TIMER_TSC_ORDERED).
  *
  * src/node_wrappers.c
  *
@@ -74,10 +91,22 @@
  * what is left is the bookkeeping.
  */
 #ifdef FASTTIME_FLOOR
-#define FT_TICKS() ((uint64) 0)
+#define FT_TICKS_AT(stop) ((uint64) 0)
+#define FT_TICKS_ORDERED_AT(stop) ((uint64) 0)
 #define FT_STOCK_CLOCK(t) INSTR_TIME_SET_ZERO(t)
+#elif defined(FASTTIME_FAULT_INJECTION)
+/*
+ * Fault builds count which reader each wrapper read used, by position
+ * (start plain, start ordered, stop plain, stop ordered), for
+ * fasttime_status() and t/009.
+ */
+extern uint64 ft_fault_wrapper_reads[4];
+#define FT_TICKS_AT(stop) (ft_fault_wrapper_reads[(stop) * 2]++, ft_node_ticks())
+#define FT_TICKS_ORDERED_AT(stop) (ft_fault_wrapper_reads[(stop) * 2 + 1]++, ft_node_ticks_ordered())
+#define FT_STOCK_CLOCK(t) INSTR_TIME_SET_CURRENT(t)
 #else
-#define FT_TICKS() ft_node_ticks()
+#define FT_TICKS_AT(stop) ft_node_ticks()
+#define FT_TICKS_ORDERED_AT(stop) ft_node_ticks_ordered()
 #define FT_STOCK_CLOCK(t) INSTR_TIME_SET_CURRENT(t)
 #endif
 
@@ -92,83 +121,183 @@ static double ft_unit_exp[FT_GAP_TABLE_SIZE];
 static pg_prng_state ft_sample_prng;
 static bool ft_sample_prng_seeded = false;
 
+/* calls of sampled wrappers in this backend: the work of a long call */
+static uint64 ft_sampled_calls = 0;
+
 /* the sampling of the query running now (see ft_sampling_swap) */
-static FtSampling ft_sampling = {1, 0.0, 1.0};
-
-/* calls left until the next timed one, over all nodes of this backend */
-static int64 ft_sample_countdown = 1;
+static FtSampling ft_sampling = {1, 1, 0.0, {1.0}, {0.0}, {1.0}, NULL, 0};
 
 /*
- * The gap to the next timed call: a geometric variate with mean
- * ft_sampling.interval.  Out of line: it runs once per timed call.
- */
-static pg_noinline int64
-ft_next_gap(void)
-{
-	uint32		i = pg_prng_uint32(&ft_sample_prng) % FT_GAP_TABLE_SIZE;
-
-	return 1 + (int64) (ft_unit_exp[i] * ft_sampling.gap_scale);
-}
-
-/*
- * Sampling parameters for an interval: gaps of 1 + floor(E * scale) with
- * E unit-exponential are geometric with success probability 1/interval
- * when scale = -1 / ln(1 - 1/interval).  Drawn from a finite table of
- * quantiles their mean is not exactly the interval, so the weight of a
- * timed call is the table's exact mean gap.
+ * Sampling parameters for an interval: the rates 1, 1/2, 1/4, ... and
+ * 1/interval last.  Gaps of 1 + floor(E * scale) with E unit-exponential
+ * are geometric with success probability p when scale = -1 / ln(1 - p).
+ * Drawn from a finite table of quantiles their mean is not exactly 1/p,
+ * so the weight of a timed call is the table's exact mean gap.
+ * timed_call_ns is what timing one call adds (two clock reads and the
+ * bookkeeping), the unit of the cost rule.  The per-node states are
+ * attached separately (ft_sampling_attach_nodes).
  */
 void
-ft_sampling_prepare(int interval, FtSampling *out)
+ft_sampling_prepare(int interval, double timed_call_ns, FtSampling *out)
 {
-	static FtSampling last = {0, 0.0, 0.0};
-	double		sum = 0;
+	static FtSampling last = {0};
+	double		m = 1.0;
 
-	out->interval = interval;
-	if (interval <= 1)
-	{
-		out->gap_scale = 0.0;
-		out->weight = 1.0;
-		return;
-	}
-	/* the same interval as the previous query's: nothing to compute */
-	if (interval == last.interval)
-	{
-		*out = last;
-		return;
-	}
+	if (interval < 1)
+		interval = 1;
 	/* each backend its own sequence: seeded here, not in the postmaster */
-	if (!ft_sample_prng_seeded)
+	if (interval > 1 && !ft_sample_prng_seeded)
 	{
 		pg_prng_seed(&ft_sample_prng, pg_prng_uint64(&pg_global_prng_state));
 		ft_sample_prng_seeded = true;
 	}
-	out->gap_scale = -1.0 / log1p(-1.0 / (double) interval);
-	for (int i = 0; i < FT_GAP_TABLE_SIZE; i++)
-		sum += 1.0 + floor(ft_unit_exp[i] * out->gap_scale);
-	out->weight = sum / FT_GAP_TABLE_SIZE;
+	/* the same interval as the previous query's: nothing to compute */
+	if (interval == last.interval && last.nlevels > 0)
+	{
+		*out = last;
+		out->timed_call_ns = timed_call_ns;
+		out->nodes = NULL;
+		out->nnodes = 0;
+		return;
+	}
+	memset(out, 0, sizeof(*out));
+	out->interval = interval;
+	out->timed_call_ns = timed_call_ns;
+	for (;;)
+	{
+		int			k = out->nlevels++;
+		double		sum = 0;
+
+		out->inv_rate[k] = m;
+		if (m <= 1.0)
+		{
+			out->gap_scale[k] = 0.0;
+			out->weight[k] = 1.0;
+		}
+		else
+		{
+			out->gap_scale[k] = -1.0 / log1p(-1.0 / m);
+			for (int i = 0; i < FT_GAP_TABLE_SIZE; i++)
+				sum += 1.0 + floor(ft_unit_exp[i] * out->gap_scale[k]);
+			out->weight[k] = sum / FT_GAP_TABLE_SIZE;
+		}
+		if (m >= (double) interval || out->nlevels == FT_SAMPLE_MAX_LEVELS)
+			break;
+		m = Min(m * 2.0, (double) interval);
+	}
 	last = *out;
+}
+
+/*
+ * Give a query's sampling its per-node states, one per plan_node_id below
+ * nnodes, each starting exact, in the query's memory.
+ */
+void
+ft_sampling_attach_nodes(FtSampling *sampling, int nnodes, MemoryContext cxt)
+{
+	sampling->nodes = MemoryContextAllocZero(cxt, sizeof(FtNodeSample) * Max(nnodes, 1));
+	sampling->nnodes = nnodes;
+	for (int i = 0; i < nnodes; i++)
+	{
+		FtNodeSample *s = &sampling->nodes[i];
+
+		s->countdown = s->gap = 1;
+		s->weight = 1.0;
+		s->level = 0;
+		s->recheck = FT_SAMPLE_RECHECK;
+		s->work_limit = FT_SAMPLE_LONG_MIN;
+	}
 }
 
 /*
  * Make "in" the sampling in force, returning the previous one in saved.  The
  * executor hooks do this around each query's run and finish, so that a
- * nested query with another interval does not change how the calls of the
- * outer query's nodes are weighted.
+ * nested query's nodes use their own states and rates and the outer
+ * query's keep theirs.
  */
 void
 ft_sampling_swap(const FtSampling *in, FtSampling *saved)
 {
 	*saved = ft_sampling;
 	ft_sampling = *in;
+}
 
-	/*
-	 * A countdown drawn for another interval would bias this one (a gap of
-	 * a million left by a nested query would leave the next million calls
-	 * untimed).  Gaps are geometric, so what remains of one has the same
-	 * distribution as a fresh one: drawing anew changes nothing else.
-	 */
-	if (in->interval != saved->interval)
-		ft_sample_countdown = in->interval > 1 ? ft_next_gap() : 1;
+/* Draw the gap to a node's next timed call at its current rate. */
+static inline void
+ft_sample_redraw(FtNodeSample *s)
+{
+	if (s->level == 0)
+		s->gap = 1;
+	else
+	{
+		uint32		i = pg_prng_uint32(&ft_sample_prng) % FT_GAP_TABLE_SIZE;
+
+		s->gap = 1 + (int32) (ft_unit_exp[i] * ft_sampling.gap_scale[s->level]);
+	}
+	s->countdown = s->gap;
+	s->weight = ft_sampling.weight[s->level];
+}
+
+/*
+ * After a timed sampled call: add what it measured (its time, and its work
+ * where the node's long calls are caught) to the node's sums, revise its
+ * rate and its long-call limit every FT_SAMPLE_RECHECK timed calls, and
+ * draw the gap to its next timed call.  Out of line: it runs on timed calls
+ * only, after the call's second clock read.
+ */
+static pg_noinline void
+ft_sample_timed(FtNodeSample *s, uint64 ns, double work)
+{
+	double		t = (double) ns;
+	double		term = s->weight * t * t;
+
+	s->s1 += s->weight * t;
+	s->s2 += term;
+	if (term > s->top[1])
+	{
+		if (term > s->top[0])
+		{
+			s->top[1] = s->top[0];
+			s->top[0] = term;
+		}
+		else
+			s->top[1] = term;
+	}
+	s->work += s->weight * work;
+	s->calls += (double) s->gap;
+	if (--s->recheck <= 0)
+	{
+		s->level = ft_sample_choose_level(&ft_sampling, s);
+		s->work_limit = Max((double) FT_SAMPLE_LONG_MIN,
+							FT_SAMPLE_LONG_FACTOR * s->work / s->calls);
+		s->recheck = FT_SAMPLE_RECHECK;
+	}
+	ft_sample_redraw(s);
+}
+
+/*
+ * A long call of a node whose long calls are caught: timed whatever the
+ * countdown said, it counts once and stays out of the sums the rate is
+ * chosen from (it is certain to be timed, so it adds nothing to the
+ * estimate's variance).  A countdown that ran out on it is drawn anew.
+ */
+static pg_noinline void
+ft_sample_long(PlanState *node, FtNodeSample *s, uint64 start, bool counted_down)
+{
+	uint64		stop = FT_TICKS_AT(1);
+
+	ft_instr_time_add_ns(&node->instrument->counter,
+						 ft_ticks_to_ns(&ft_conv, (int64) (stop - start)));
+	if (counted_down)
+		ft_sample_redraw(s);
+}
+
+/* The work done so far in this backend, as seen from one node. */
+static inline double
+ft_work(PlanState *node)
+{
+	return (double) ft_sampled_calls + node->instrument->nfiltered1 +
+		node->instrument->nfiltered2;
 }
 
 /*
@@ -263,16 +392,18 @@ ft_lanes(void *acc_p, const void *cur_p, const int n, const int sign)
 static void ft_rearm_below_gather(PlanState *node, FtTimer timer);
 
 /*
- * The one body every wrapper is built from.  timer (none, TSC or the stock
- * clock), buf, wal, gather and weighted are compile-time constants in each
- * instance, so every test of them below disappears.  weighted: the call
- * stands for the calls sampling skipped, and counts ft_sampling.weight
- * times.  query_timer: the query's timer kind, which a Gather re-arms its
- * children with.
+ * The one body every wrapper is built from.  timer (none, TSC plain or
+ * ordered, or the stock clock), buf, wal, gather and weighted are
+ * compile-time constants in each instance, so every test of them below
+ * disappears.  weighted: the call is a sampled one, standing for the calls
+ * sampling skipped; it counts sample->weight times and its time goes into
+ * the node's sampling sums.  query_timer: the query's timer kind, which a
+ * Gather re-arms its children with.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
-		const bool gather, const bool weighted, const FtTimer query_timer)
+		const bool gather, const bool weighted, FtNodeSample *sample,
+		const bool guarded, const FtTimer query_timer)
 {
 	Instrumentation *instr = node->instrument;
 	TupleTableSlot *result;
@@ -280,6 +411,7 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 	uint64		tsc_start = 0;
 	instr_time	clock_start;
 	bool		gather_starting = false;
+	double		work0 = 0;
 
 	if (gather)
 	{
@@ -290,29 +422,46 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 	}
 
 	/* InstrStartNode */
-	if (timer == FT_TIMER_TSC)
-		tsc_start = FT_TICKS();
-	else if (timer == FT_TIMER_CLOCK_GETTIME)
-		FT_STOCK_CLOCK(clock_start);
 	if (buf)
 		ft_lanes(&instr->bufusage, &pgBufferUsage, FT_BUFUSAGE_LANES, -1);
 	if (wal)
 		ft_lanes(&instr->walusage, &pgWalUsage, FT_WALUSAGE_LANES, -1);
+	if (guarded)
+		work0 = ft_work(node);
+	if (timer == FT_TIMER_TSC)
+		tsc_start = FT_TICKS_AT(0);
+	else if (timer == FT_TIMER_TSC_ORDERED || timer == FT_TIMER_TSC_ORDERED_START)
+		tsc_start = FT_TICKS_ORDERED_AT(0);
+	else if (timer == FT_TIMER_CLOCK_GETTIME)
+		FT_STOCK_CLOCK(clock_start);
 
 	result = node->ExecProcNodeReal(node);
 
 	/* InstrStopNode */
-	save_tuplecount = instr->tuplecount;
-	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;
-
-	if (timer == FT_TIMER_TSC)
+	if (timer == FT_TIMER_TSC || timer == FT_TIMER_TSC_ORDERED ||
+		timer == FT_TIMER_TSC_ORDERED_START)
 	{
-		uint64		tsc_stop = FT_TICKS();
+		uint64		tsc_stop = timer == FT_TIMER_TSC_ORDERED ?
+			FT_TICKS_ORDERED_AT(1) : FT_TICKS_AT(1);
 		uint64		ns = ft_ticks_to_ns(&ft_conv, (int64) (tsc_stop - tsc_start));
 
 		if (weighted)
-			ns = (uint64) ((double) ns * ft_sampling.weight + 0.5);
-		ft_instr_time_add_ns(&instr->counter, ns);
+		{
+			double		work = guarded ? ft_work(node) - work0 : 0;
+
+			if (guarded && work >= sample->work_limit)
+			{
+				ft_instr_time_add_ns(&instr->counter, ns);
+				ft_sample_redraw(sample);
+			}
+			else
+			{
+				ft_instr_time_add_ns(&instr->counter, ft_weighted_ns(ns, sample->weight));
+				ft_sample_timed(sample, ns, work);
+			}
+		}
+		else
+			ft_instr_time_add_ns(&instr->counter, ns);
 	}
 	else if (timer == FT_TIMER_CLOCK_GETTIME)
 	{
@@ -322,13 +471,17 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 		if (weighted)
 		{
 			int64		d = ft_instr_time_diff_ns(clock_stop, clock_start);
+			uint64		ns = d > 0 ? (uint64) d : 0;
 
-			ft_instr_time_add_ns(&instr->counter, d > 0 ?
-								 (uint64) ((double) d * ft_sampling.weight + 0.5) : 0);
+			ft_instr_time_add_ns(&instr->counter, ft_weighted_ns(ns, sample->weight));
+			ft_sample_timed(sample, ns, 0);
 		}
 		else
 			INSTR_TIME_ACCUM_DIFF(instr->counter, clock_stop, clock_start);
 	}
+
+	save_tuplecount = instr->tuplecount;
+	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;
 
 	if (buf)
 	{
@@ -359,20 +512,49 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
  * mispredicted on every timed call (timed calls are the rare ones)
  * between the call's two clock reads, and add its pipeline flush to every
  * sampled duration: several nanoseconds, a large bias on cheap nodes.
- * Here it falls before the first read.  The first call of a loop is timed
- * and counts once.  clock is the timer the timed calls use, sampled the
- * query's (sampled) timer kind.
+ * Here it falls before the first read, and that read is ordered, so what
+ * the caller had in flight retires before it.  The first call of a loop
+ * is timed and counts once.  A node without a sampling state (a plan node
+ * id beyond the query's, which should not happen) is timed on every call.
+ * clock is the timer the timed calls use, sampled the query's (sampled)
+ * timer kind.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_sampled(PlanState *node, const FtTimer clock, const FtTimer sampled,
-				const bool buf, const bool wal, const bool gather)
+				const bool buf, const bool wal, const bool gather,
+				const bool guarded)
 {
+	uint32		id;
+	FtNodeSample *s;
+
+	ft_sampled_calls++;
 	if (unlikely(!node->instrument->running))
-		return ft_wrap(node, clock, buf, wal, gather, false, sampled);
-	if (likely(--ft_sample_countdown > 0))
-		return ft_wrap(node, FT_TIMER_NONE, buf, wal, gather, false, sampled);
-	ft_sample_countdown = ft_next_gap();
-	return ft_wrap(node, clock, buf, wal, gather, true, sampled);
+		return ft_wrap(node, clock, buf, wal, gather, false, NULL, false, sampled);
+	id = (uint32) node->plan->plan_node_id;
+	if (unlikely(id >= (uint32) ft_sampling.nnodes))
+		return ft_wrap(node, clock, buf, wal, gather, false, NULL, false, sampled);
+	s = &ft_sampling.nodes[id];
+	if (likely(--s->countdown > 0))
+	{
+		TupleTableSlot *result;
+		uint64		start;
+		double		work0;
+
+		if (!guarded)
+			return ft_wrap(node, FT_TIMER_NONE, buf, wal, gather, false, NULL, false, sampled);
+
+		/*
+		 * An untimed call of a node whose long calls are caught: one plain
+		 * read, and the second only if the call turns out long.
+		 */
+		work0 = ft_work(node);
+		start = FT_TICKS_AT(0);
+		result = ft_wrap(node, FT_TIMER_NONE, buf, wal, gather, false, NULL, false, sampled);
+		if (unlikely(ft_work(node) - work0 >= s->work_limit))
+			ft_sample_long(node, s, start, false);
+		return result;
+	}
+	return ft_wrap(node, clock, buf, wal, gather, true, s, guarded, sampled);
 }
 
 /*
@@ -381,10 +563,16 @@ ft_wrap_sampled(PlanState *node, const FtTimer clock, const FtTimer sampled,
  */
 #define FT_BODY(t, b, w, g) \
 	((t) == FT_TIMER_TSC_SAMPLED ? \
-	 ft_wrap_sampled(node, FT_TIMER_TSC, FT_TIMER_TSC_SAMPLED, b, w, g) : \
+	 ft_wrap_sampled(node, FT_TIMER_TSC_ORDERED_START, FT_TIMER_TSC_SAMPLED, b, w, g, false) : \
+	 (t) == FT_TIMER_TSC_SAMPLED_ORDERED ? \
+	 ft_wrap_sampled(node, FT_TIMER_TSC_ORDERED, FT_TIMER_TSC_SAMPLED_ORDERED, b, w, g, false) : \
+	 (t) == FT_TIMER_TSC_SAMPLED_GUARDED ? \
+	 ft_wrap_sampled(node, FT_TIMER_TSC_ORDERED_START, FT_TIMER_TSC_SAMPLED, b, w, g, true) : \
+	 (t) == FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED ? \
+	 ft_wrap_sampled(node, FT_TIMER_TSC_ORDERED, FT_TIMER_TSC_SAMPLED_ORDERED, b, w, g, true) : \
 	 (t) == FT_TIMER_CLOCK_GETTIME_SAMPLED ? \
-	 ft_wrap_sampled(node, FT_TIMER_CLOCK_GETTIME, FT_TIMER_CLOCK_GETTIME_SAMPLED, b, w, g) : \
-	 ft_wrap(node, (FtTimer) (t), b, w, g, false, (FtTimer) (t)))
+	 ft_wrap_sampled(node, FT_TIMER_CLOCK_GETTIME, FT_TIMER_CLOCK_GETTIME_SAMPLED, b, w, g, false) : \
+	 ft_wrap(node, (FtTimer) (t), b, w, g, false, NULL, false, (FtTimer) (t)))
 #define FT_W1(isa, attr, t, b, w) \
 static attr TupleTableSlot * \
 ft_##isa##_##t##_##b##_##w##_0(PlanState *node) \
@@ -401,7 +589,9 @@ ft_##isa##_##t##_##b##_##w##_1(PlanState *node) \
 	FT_W1(isa, attr, t, 1, 0) FT_W1(isa, attr, t, 1, 1)
 #define FT_WALL(isa, attr) \
 	FT_WT(isa, attr, 0) FT_WT(isa, attr, 1) FT_WT(isa, attr, 2) \
-	FT_WT(isa, attr, 3) FT_WT(isa, attr, 4)
+	FT_WT(isa, attr, 3) FT_WT(isa, attr, 4) FT_WT(isa, attr, 5) \
+	FT_WT(isa, attr, 6) FT_WT(isa, attr, 7) FT_WT(isa, attr, 8) \
+	FT_WT(isa, attr, 9)
 
 #define FT_E1(isa, t, b, w) \
 	{ft_##isa##_##t##_##b##_##w##_0, ft_##isa##_##t##_##b##_##w##_1}
@@ -409,7 +599,8 @@ ft_##isa##_##t##_##b##_##w##_1(PlanState *node) \
 	{{FT_E1(isa, t, 0, 0), FT_E1(isa, t, 0, 1)}, \
 	 {FT_E1(isa, t, 1, 0), FT_E1(isa, t, 1, 1)}}
 #define FT_EALL(isa) \
-	{FT_ET(isa, 0), FT_ET(isa, 1), FT_ET(isa, 2), FT_ET(isa, 3), FT_ET(isa, 4)}
+	{FT_ET(isa, 0), FT_ET(isa, 1), FT_ET(isa, 2), FT_ET(isa, 3), FT_ET(isa, 4), \
+	 FT_ET(isa, 5), FT_ET(isa, 6), FT_ET(isa, 7), FT_ET(isa, 8), FT_ET(isa, 9)}
 
 typedef ExecProcNodeMtd FtWrapperTable[FT_N_TIMERS][2][2][2];
 
@@ -429,6 +620,30 @@ static const FtWrapperTable ft_avx512_table = FT_EALL(avx512);
 static const FtWrapperTable *ft_table = &ft_portable_table;
 static const char *ft_isa_name = "portable";
 
+/* planstate_tree_walker callback: any child at all ends the walk */
+static bool
+ft_any_child(PlanState *ps, void *context)
+{
+	return true;
+}
+
+/*
+ * Can a call of this node take much longer than its others, in a way the
+ * work counted by ft_work shows?  Nodes that call other nodes (children,
+ * subplans, a CTE's plan) and nodes with quals that remove rows.  A leaf
+ * scan without quals returns a row a call.
+ */
+static bool
+ft_can_have_long_calls(PlanState *ps)
+{
+	return ps->qual != NULL || outerPlanState(ps) != NULL ||
+		innerPlanState(ps) != NULL || ps->initPlan != NIL || ps->subPlan != NIL ||
+		IsA(ps, CteScanState) || IsA(ps, SubqueryScanState) ||
+		IsA(ps, AppendState) || IsA(ps, MergeAppendState) ||
+		IsA(ps, FunctionScanState) || IsA(ps, ModifyTableState) ||
+		planstate_tree_walker(ps, ft_any_child, NULL);
+}
+
 /* The wrapper a node gets for good, by what it needs. */
 static inline ExecProcNodeMtd
 ft_method(PlanState *ps, FtTimer timer)
@@ -436,11 +651,20 @@ ft_method(PlanState *ps, FtTimer timer)
 	Instrumentation *instr = ps->instrument;
 	bool		gather = IsA(ps, GatherState) || IsA(ps, GatherMergeState);
 
+	/* nodes that can have long calls catch them */
+	if ((timer == FT_TIMER_TSC_SAMPLED || timer == FT_TIMER_TSC_SAMPLED_ORDERED) &&
+		ft_can_have_long_calls(ps))
+		timer = timer == FT_TIMER_TSC_SAMPLED ? FT_TIMER_TSC_SAMPLED_GUARDED :
+			FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED;
+
 	/* async nodes' first-tuple rule looks at every call: never sample */
 	if (instr->async_mode)
 	{
-		if (timer == FT_TIMER_TSC_SAMPLED)
-			timer = FT_TIMER_TSC;
+		if (timer == FT_TIMER_TSC_SAMPLED || timer == FT_TIMER_TSC_SAMPLED_GUARDED)
+			timer = FT_TIMER_TSC_ORDERED_START;
+		else if (timer == FT_TIMER_TSC_SAMPLED_ORDERED ||
+				 timer == FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED)
+			timer = FT_TIMER_TSC_ORDERED;
 		else if (timer == FT_TIMER_CLOCK_GETTIME_SAMPLED)
 			timer = FT_TIMER_CLOCK_GETTIME;
 	}
@@ -465,9 +689,15 @@ FT_FIRST(1)
 FT_FIRST(2)
 FT_FIRST(3)
 FT_FIRST(4)
+FT_FIRST(5)
+FT_FIRST(6)
+FT_FIRST(7)
+FT_FIRST(8)
+FT_FIRST(9)
 
 static const ExecProcNodeMtd ft_first[FT_N_TIMERS] = {
-	ft_first_0, ft_first_1, ft_first_2, ft_first_3, ft_first_4
+	ft_first_0, ft_first_1, ft_first_2, ft_first_3, ft_first_4, ft_first_5,
+	ft_first_6, ft_first_7, ft_first_8, ft_first_9
 };
 
 /* Is this one of the methods we put nodes on? */
@@ -568,6 +798,7 @@ typedef struct FtWalk
 	PlanState  *current_root;	/* the subplan being walked, or NULL */
 	int			nodes;			/* nodes on our wrappers */
 	int			switched;		/* nodes this walk put there */
+	int			max_id;			/* largest plan_node_id seen */
 } FtWalk;
 
 static int
@@ -597,6 +828,8 @@ ft_wrap_walker(PlanState *ps, void *context)
 		w->switched++;
 	if (ft_is_ours(ps->ExecProcNode))
 		w->nodes++;
+	if (ps->plan != NULL && ps->plan->plan_node_id > w->max_id)
+		w->max_id = ps->plan->plan_node_id;
 	return planstate_tree_walker(ps, ft_wrap_walker, context);
 }
 
@@ -607,7 +840,7 @@ ft_wrap_walker(PlanState *ps, void *context)
  */
 int
 ft_wrap_query_nodes(PlanState *planstate, List *subplanstates, FtTimer timer,
-					int *switched)
+					int *switched, int *max_plan_node_id)
 {
 	FtWalk		w;
 	ListCell   *lc;
@@ -634,6 +867,7 @@ ft_wrap_query_nodes(PlanState *planstate, List *subplanstates, FtTimer timer,
 	if (w.roots)
 		pfree(w.roots);
 	*switched = w.switched;
+	*max_plan_node_id = w.max_id;
 	return w.nodes;
 }
 
@@ -673,25 +907,96 @@ ft_rearm_below_gather(PlanState *node, FtTimer timer)
  * ---------------------------------------------------------------------
  */
 
+#if FT_HAVE_ISA_VARIANTS
 /*
- * Once per process: choose the widest vector build the CPU and the kernel
- * support, and fill the sampling quantile table.
+ * What a wrapper's buffer and WAL bookkeeping costs in one instruction set:
+ * the start and stop halves over the real counters, iters times.  The
+ * compiler barriers keep each half's loads and stores from being folded
+ * away.
+ */
+#define FT_LANES_BENCH(isa, attr) \
+static attr pg_noinline void \
+ft_bench_##isa(BufferUsage *acc, WalUsage *wacc, int iters) \
+{ \
+	for (int i = 0; i < iters; i++) \
+	{ \
+		ft_lanes(acc, &pgBufferUsage, FT_BUFUSAGE_LANES, -1); \
+		ft_lanes(wacc, &pgWalUsage, FT_WALUSAGE_LANES, -1); \
+		pg_compiler_barrier(); \
+		ft_lanes(acc, &pgBufferUsage, FT_BUFUSAGE_LANES, +1); \
+		ft_lanes(wacc, &pgWalUsage, FT_WALUSAGE_LANES, +1); \
+		pg_compiler_barrier(); \
+	} \
+}
+FT_LANES_BENCH(avx2, __attribute__((target("avx2"))))
+FT_LANES_BENCH(avx512, __attribute__((target("avx512f"))))
+
+/* ns per start/stop pair: the best of several rounds, after a warm-up */
+static double
+ft_bench_isa(void (*fn) (BufferUsage *, WalUsage *, int))
+{
+	BufferUsage acc;
+	WalUsage	wacc;
+	double		best = 0;
+
+	memset(&acc, 0, sizeof(acc));
+	memset(&wacc, 0, sizeof(wacc));
+	fn(&acc, &wacc, 2000);
+	for (int r = 0; r < 9; r++)
+	{
+		int64		t0 = ft_read_clock_gettime_ns();
+		double		ns;
+
+		fn(&acc, &wacc, 2000);
+		ns = (double) (ft_read_clock_gettime_ns() - t0) / 2000.0;
+		if (r == 0 || ns < best)
+			best = ns;
+	}
+	return best;
+}
+#endif
+
+/* why this process uses the vector build it does, for fasttime_status() */
+static char ft_isa_reason[200] = "no x86-64 vector builds: portable code";
+
+/*
+ * Once per process: choose the vector build of the wrappers, and fill the
+ * sampling quantile table.  AVX2 where the CPU and the kernel support it;
+ * AVX-512 only where it is also measured at least 10 % faster at the
+ * bookkeeping the wrappers do on every call, since on some CPUs (Intel
+ * Skylake-SP, Cascade Lake) running AVX-512 instructions on every node
+ * call lowers the core's clock for all the code around them, while AVX2
+ * does the 16-18 lanes in 4-5 operations.
  */
 void
 ft_wrappers_init(void)
 {
 #if FT_HAVE_ISA_VARIANTS
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f"))
-	{
-		ft_table = &ft_avx512_table;
-		ft_isa_name = "avx512";
-	}
-	else if (__builtin_cpu_supports("avx2"))
+	if (__builtin_cpu_supports("avx2"))
 	{
 		ft_table = &ft_avx2_table;
 		ft_isa_name = "avx2";
+		snprintf(ft_isa_reason, sizeof(ft_isa_reason),
+				 "AVX2 supported, AVX-512 not");
+		if (__builtin_cpu_supports("avx512f"))
+		{
+			double		t2 = ft_bench_isa(ft_bench_avx2);
+			double		t512 = ft_bench_isa(ft_bench_avx512);
+
+			if (t512 < 0.9 * t2)
+			{
+				ft_table = &ft_avx512_table;
+				ft_isa_name = "avx512";
+			}
+			snprintf(ft_isa_reason, sizeof(ft_isa_reason),
+					 "usage bookkeeping measured %.1f ns with AVX2, %.1f ns with AVX-512 per node call; AVX-512 only if at least 10 %% faster",
+					 t2, t512);
+		}
 	}
+	else
+		snprintf(ft_isa_reason, sizeof(ft_isa_reason),
+				 "no AVX2: portable code");
 #endif
 	for (int i = 0; i < FT_GAP_TABLE_SIZE; i++)
 		ft_unit_exp[i] = -log1p(-((double) i + 0.5) / FT_GAP_TABLE_SIZE);
@@ -702,6 +1007,29 @@ const char *
 ft_wrappers_isa(void)
 {
 	return ft_isa_name;
+}
+
+/* ... and why. */
+const char *
+ft_wrappers_isa_reason(void)
+{
+	return ft_isa_reason;
+}
+
+/* Names of fasttime.ordered_reads' values, as spelled in the setting. */
+const char *
+ft_read_order_name(FtReadOrder order)
+{
+	switch (order)
+	{
+		case FT_READS_PLAIN:
+			return "off";
+		case FT_READS_START:
+			return "start";
+		case FT_READS_BOTH:
+			return "on";
+	}
+	return "?";
 }
 
 /* Names of timer kinds, for messages. */
@@ -720,6 +1048,16 @@ ft_timer_name(FtTimer timer)
 			return "tsc, sampled";
 		case FT_TIMER_CLOCK_GETTIME_SAMPLED:
 			return "clock_gettime, sampled";
+		case FT_TIMER_TSC_ORDERED:
+			return "tsc, ordered reads";
+		case FT_TIMER_TSC_ORDERED_START:
+			return "tsc, ordered start reads";
+		case FT_TIMER_TSC_SAMPLED_ORDERED:
+			return "tsc, sampled, ordered reads";
+		case FT_TIMER_TSC_SAMPLED_GUARDED:
+			return "tsc, sampled, long calls caught";
+		case FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED:
+			return "tsc, sampled, ordered reads, long calls caught";
 	}
 	return "?";
 }

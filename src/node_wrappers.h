@@ -14,6 +14,7 @@
 #include "nodes/execnodes.h"
 
 #include "clock_state.h"
+#include "sampling.h"
 
 /*
  * How the nodes of one query are timed: chosen once at executor start and
@@ -22,35 +23,84 @@
 typedef enum FtTimer
 {
 	FT_TIMER_NONE = 0,			/* TIMING OFF: rows (and buffers, WAL) only */
-	FT_TIMER_TSC,				/* every call, RDTSC */
+	FT_TIMER_TSC,				/* every call, plain RDTSC */
 	FT_TIMER_CLOCK_GETTIME,		/* every call, the stock clock */
-	FT_TIMER_TSC_SAMPLED,		/* a random 1 in N calls, RDTSC */
-	FT_TIMER_CLOCK_GETTIME_SAMPLED	/* a random 1 in N calls, stock clock */
+	FT_TIMER_TSC_SAMPLED,		/* sampled per node, ordered start read */
+	FT_TIMER_CLOCK_GETTIME_SAMPLED, /* sampled per node, stock clock */
+	FT_TIMER_TSC_ORDERED,		/* every call, both reads LFENCE;RDTSC */
+	FT_TIMER_TSC_ORDERED_START, /* every call, ordered start read */
+	FT_TIMER_TSC_SAMPLED_ORDERED,	/* sampled per node, both reads ordered */
+	/* node-level only: the two above for nodes whose long calls are caught */
+	FT_TIMER_TSC_SAMPLED_GUARDED,
+	FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED
 } FtTimer;
 
-#define FT_N_TIMERS 5
+#define FT_N_TIMERS 10
 
-/*
- * Sampled timing of one query: the scale that turns a unit-exponential
- * quantile into a geometric gap with mean interval, and the weight each
- * sampled call counts with (the exact mean of those gaps).
- */
-typedef struct FtSampling
+/* Values of fasttime.ordered_reads: which TSC reads wait for earlier work. */
+typedef enum FtReadOrder
 {
-	int			interval;		/* fasttime.timing_sample_interval */
-	double		gap_scale;
-	double		weight;
-} FtSampling;
+	FT_READS_PLAIN = 0,			/* neither (exact timing only) */
+	FT_READS_START,				/* the read that starts a call's interval */
+	FT_READS_BOTH				/* both */
+} FtReadOrder;
+
+/* Does this timer read the TSC? */
+static inline bool
+ft_timer_is_tsc(FtTimer timer)
+{
+	return timer == FT_TIMER_TSC || timer == FT_TIMER_TSC_SAMPLED ||
+		timer == FT_TIMER_TSC_ORDERED || timer == FT_TIMER_TSC_ORDERED_START ||
+		timer == FT_TIMER_TSC_SAMPLED_ORDERED ||
+		timer == FT_TIMER_TSC_SAMPLED_GUARDED ||
+		timer == FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED;
+}
+
+/* Does it sample? */
+static inline bool
+ft_timer_is_sampled(FtTimer timer)
+{
+	return timer == FT_TIMER_TSC_SAMPLED ||
+		timer == FT_TIMER_CLOCK_GETTIME_SAMPLED ||
+		timer == FT_TIMER_TSC_SAMPLED_ORDERED ||
+		timer == FT_TIMER_TSC_SAMPLED_GUARDED ||
+		timer == FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED;
+}
+
+/* Which of its TSC reads are ordered. */
+static inline FtReadOrder
+ft_timer_reads(FtTimer timer)
+{
+	switch (timer)
+	{
+		case FT_TIMER_TSC_ORDERED:
+		case FT_TIMER_TSC_SAMPLED_ORDERED:
+		case FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED:
+			return FT_READS_BOTH;
+		case FT_TIMER_TSC_ORDERED_START:
+		case FT_TIMER_TSC_SAMPLED:
+		case FT_TIMER_TSC_SAMPLED_GUARDED:
+			return FT_READS_START;
+		default:
+			return FT_READS_PLAIN;
+	}
+}
 
 extern void ft_wrappers_init(void);
 extern const char *ft_wrappers_isa(void);
+extern const char *ft_wrappers_isa_reason(void);
 extern const char *ft_timer_name(FtTimer timer);
-extern void ft_sampling_prepare(int interval, FtSampling *out);
+extern const char *ft_read_order_name(FtReadOrder order);
+extern void ft_sampling_prepare(int interval, double timed_call_ns,
+								FtSampling *out);
+extern void ft_sampling_attach_nodes(FtSampling *sampling, int nnodes,
+									 MemoryContext cxt);
 extern void ft_sampling_swap(const FtSampling *in, FtSampling *saved);
 
 extern void ft_wrappers_learn_stock(void);
 extern bool ft_wrappers_stock_known(void);
 extern int	ft_wrap_query_nodes(PlanState *planstate, List *subplanstates,
-								FtTimer timer, int *switched);
+								FtTimer timer, int *switched,
+								int *max_plan_node_id);
 
 #endif							/* FASTTIME_NODE_WRAPPERS_H */

@@ -654,7 +654,32 @@ fasttime_status(PG_FUNCTION_ARGS)
 				  psprintf(INT64_FORMAT, ft_node_timing_stats.disagreements));
 	ft_status_row(rsinfo, "timing_sample_interval",
 				  psprintf("%d", ft_timing_sample_interval));
+	ft_status_row(rsinfo, "timing_sampling",
+				  ft_timing_sample_interval > 1 ?
+				  psprintf("per node: every call while a node's estimate would stray by more than %.0f %% or timing costs under %.0f %% of its time, down to 1 in %d calls; %s",
+						   100 * FT_SAMPLE_REL_ERR, 100 * FT_SAMPLE_COST_SHARE,
+						   ft_timing_sample_interval,
+						   ft_ordered_reads == FT_READS_BOTH ?
+						   "both reads ordered" : "start reads ordered") :
+				  "off: every call timed");
+	ft_status_row(rsinfo, "ordered_reads",
+				  ft_read_order_name((FtReadOrder) ft_ordered_reads));
 	ft_status_row(rsinfo, "wrapper_vector_code", ft_wrappers_isa());
+	ft_status_row(rsinfo, "wrapper_vector_reason", ft_wrappers_isa_reason());
+#ifdef FASTTIME_FAULT_INJECTION
+	{
+		extern uint64 ft_fault_wrapper_reads[4];
+
+		ft_status_row(rsinfo, "fault_wrapper_start_reads_plain",
+					  psprintf(UINT64_FORMAT, ft_fault_wrapper_reads[0]));
+		ft_status_row(rsinfo, "fault_wrapper_start_reads_ordered",
+					  psprintf(UINT64_FORMAT, ft_fault_wrapper_reads[1]));
+		ft_status_row(rsinfo, "fault_wrapper_stop_reads_plain",
+					  psprintf(UINT64_FORMAT, ft_fault_wrapper_reads[2]));
+		ft_status_row(rsinfo, "fault_wrapper_stop_reads_ordered",
+					  psprintf(UINT64_FORMAT, ft_fault_wrapper_reads[3]));
+	}
+#endif
 	ft_status_row(rsinfo, "open_query_notes",
 				  psprintf("%d", ft_open_query_notes()));
 	PG_RETURN_VOID();

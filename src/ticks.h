@@ -202,16 +202,38 @@ ft_read_tsc_rdtscp(void)
 }
 
 /*
- * The read the node wrapper does.  A fault-injection build (compiled with
+ * The reads the node wrappers do: plain, and ordered (sampled timing's
+ * timed calls, and exact timing with fasttime.ordered_reads).  A
+ * fault-injection build (compiled with
  * -DFASTTIME_FAULT_INJECTION, never a normal build) routes it through a
  * replaceable source so tests can make the TSC jump or crawl.
  */
 #ifdef FASTTIME_FAULT_INJECTION
 extern uint64_t ft_fault_read_tsc(void);
+extern uint64_t ft_fault_read_tsc_ordered(void);
 #define ft_node_ticks() ft_fault_read_tsc()
+#define ft_node_ticks_ordered() ft_fault_read_tsc_ordered()
 #else
 #define ft_node_ticks() ft_read_tsc()
+#define ft_node_ticks_ordered() ft_read_tsc_lfence()
 #endif
+
+/*
+ * A sampled call's time times its weight, rounded to the nearest
+ * nanosecond, saturating at UINT64_MAX: converting a double of 2^64 or
+ * more to an integer is undefined (and what compilers do with it differs
+ * between instruction sets), so the product is compared first.  NaN, which
+ * no weight here can produce, saturates too.
+ */
+static inline uint64_t
+ft_weighted_ns(uint64_t ns, double weight)
+{
+	double		x = (double) ns * weight + 0.5;
+
+	if (!(x < 18446744073709551616.0))
+		return UINT64_MAX;
+	return (uint64_t) x;
+}
 
 /* The clock stock PostgreSQL instrumentation uses, in nanoseconds. */
 static inline int64_t

@@ -128,6 +128,7 @@ my @variants = (
 	[ 'auto', 'SET fasttime.clock_source = auto;', $all ],
 	[ 'try_tsc sampled 1 in 16', 'SET fasttime.clock_source = try_tsc; SET fasttime.timing_sample_interval = 16;', $all ],
 	[ 'auto sampled 1 in 3', 'SET fasttime.clock_source = auto; SET fasttime.timing_sample_interval = 3;', $all ],
+	[ 'try_tsc, ordered reads', 'SET fasttime.clock_source = try_tsc; SET fasttime.ordered_reads = on;', $all ],
 	[ 'try_tsc, TIMING OFF', 'SET fasttime.clock_source = try_tsc;', "$all, TIMING OFF" ],
 	[ 'try_tsc, BUFFERS OFF', 'SET fasttime.clock_source = try_tsc;', 'ANALYZE, BUFFERS OFF, COSTS OFF, SUMMARY OFF' ],
 );

@@ -87,5 +87,61 @@ is($sj[$inner][1], 0.001, 'nested loop, 1 in 16: startup of every loop exact (1 
 is_deeply([ map { [ @{$_}[ 0, 3, 4 ] ] } @sj ], [ map { [ @{$_}[ 0, 3, 4 ] ] } @ej ],
 	'nested loop, 1 in 16: rows and loops as exact');
 
+# Which reader each wrapper read used, from the fault build's counters
+# (per backend, since its start; by position: start plain, start ordered,
+# stop plain, stop ordered).  Every timed call of a sampled query starts
+# with an ordered read (LFENCE;RDTSC), the stop read following
+# fasttime.ordered_reads; exact timing's reads follow the setting too.
+ft_sql($node, 'CREATE EXTENSION IF NOT EXISTS fasttime');
+sub reads
+{
+	my ($settings) = @_;
+	my ($rc, $out, $err) = ft_sql($node,
+		"SET client_min_messages = error; SET fasttime.clock_source = try_tsc; "
+		  . "SET max_parallel_workers_per_gather = 0; $settings "
+		  . "EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, FORMAT JSON) $scan; "
+		  . "SELECT string_agg(value, ',' ORDER BY name) FROM fasttime_status() "
+		  . "WHERE name LIKE 'fault_wrapper_%_reads_%'");
+	die "EXPLAIN failed: $err" if $rc != 0;
+	# names sort as start_ordered, start_plain, stop_ordered, stop_plain
+	my ($counts) = $out =~ /^(\d+,\d+,\d+,\d+)$/m;
+	die "no read counts in: $out" unless defined $counts;
+	my %r;
+	@r{qw(start_ordered start_plain stop_ordered stop_plain)} = split /,/, $counts;
+	return \%r;
+}
+sub show { my ($r) = @_; return join(', ', map { "$_ $r->{$_}" } sort keys %$r); }
+for my $order (qw(off start on))
+{
+	my $r = reads("SET fasttime.timing_sample_interval = 16; SET fasttime.ordered_reads = $order;");
+	is($r->{start_plain}, 0, "sampled, ordered_reads = $order: every start read ordered (" . show($r) . ')');
+	if ($order eq 'on')
+	{
+		is($r->{stop_plain}, 0, "sampled, ordered_reads = on: every stop read ordered too");
+	}
+	else
+	{
+		is($r->{stop_ordered}, 0, "sampled, ordered_reads = $order: stop reads plain");
+	}
+	my $timed = $r->{start_ordered};
+	# the Seq Scan's 200,001 calls: sampled, yet no rarer than 1 in 16
+	# (the Aggregate's one call and every loop's first call are exact)
+	cmp_ok($timed, '<', $calls, "sampled, ordered_reads = $order: fewer timed calls ($timed) than calls");
+	cmp_ok($timed, '>=', 0.9 * $calls / 16, "sampled, ordered_reads = $order: at least about 1 in 16 calls timed");
+}
+my %want = (
+	off => [ 'start_plain', 'stop_plain' ],
+	start => [ 'start_ordered', 'stop_plain' ],
+	on => [ 'start_ordered', 'stop_ordered' ]);
+for my $order (qw(off start on))
+{
+	my $r = reads("SET fasttime.ordered_reads = $order;");
+	my ($s, $e) = @{ $want{$order} };
+	my $others = 0;
+	$others += $r->{$_} for grep { $_ ne $s && $_ ne $e } keys %$r;
+	ok($r->{$s} >= $calls && $r->{$e} >= $calls && $others == 0,
+		"exact, ordered_reads = $order: $s and $e on every call (" . show($r) . ')');
+}
+
 $node->stop;
 done_testing();

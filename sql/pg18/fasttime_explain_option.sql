@@ -42,9 +42,13 @@ $$;
 CREATE FUNCTION ft_eo_expected_line() RETURNS text LANGUAGE sql AS $$
 	SELECT CASE current_setting('fasttime.clock_source_status')
 		WHEN 'tsc' THEN
-			format('Timing Source: tsc (%s kHz, %s)',
+			format('Timing Source: tsc (%s kHz, %s%s)',
 				   (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_khz'),
-				   (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_origin'))
+				   (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_origin'),
+				   CASE current_setting('fasttime.ordered_reads')
+						WHEN 'on' THEN '; ordered reads'
+						WHEN 'start' THEN '; ordered start reads'
+						ELSE '' END)
 		ELSE
 			format('Timing Source: clock_gettime (%s)',
 				   (SELECT value FROM fasttime_status() WHERE name = 'setting_reason'))
@@ -112,7 +116,8 @@ SELECT array_agg(l) =
 	   CASE current_setting('fasttime.clock_source_status') WHEN 'tsc' THEN
 			ARRAY['  Timing Source: "tsc"',
 				  '  TSC Frequency: ' || (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_khz'),
-				  '  TSC Frequency Origin: "' || (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_origin') || '"']
+				  '  TSC Frequency Origin: "' || (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_origin') || '"',
+				  '  TSC Reads Ordered: "' || current_setting('fasttime.ordered_reads') || '"']
 	   ELSE
 			ARRAY['  Timing Source: "clock_gettime"',
 				  '  Timing Source Reason: "' || (SELECT value FROM fasttime_status() WHERE name = 'setting_reason') || '"']
@@ -122,7 +127,8 @@ SELECT array_agg(l) =
 	   CASE current_setting('fasttime.clock_source_status') WHEN 'tsc' THEN
 			ARRAY['    <Timing-Source>tsc</Timing-Source>',
 				  '    <TSC-Frequency>' || (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_khz') || '</TSC-Frequency>',
-				  '    <TSC-Frequency-Origin>' || (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_origin') || '</TSC-Frequency-Origin>']
+				  '    <TSC-Frequency-Origin>' || (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_origin') || '</TSC-Frequency-Origin>',
+				  '    <TSC-Reads-Ordered>' || current_setting('fasttime.ordered_reads') || '</TSC-Reads-Ordered>']
 	   ELSE
 			ARRAY['    <Timing-Source>clock_gettime</Timing-Source>',
 				  '    <Timing-Source-Reason>' || (SELECT value FROM fasttime_status() WHERE name = 'setting_reason') || '</Timing-Source-Reason>']
@@ -188,11 +194,27 @@ SELECT count(*) FILTER (WHERE l LIKE '%Gather%') > 0 AS parallel_plan,
   FROM ft_eo_lines('CLOCK_SOURCE') l;
 COMMIT;
 
--- sampled timing says so, as the line's last part and, in the other
--- formats, as "Timing Sample Interval"; stock timing is never sampled
+-- each read discipline says so (the TSC's line, and "TSC Reads Ordered")
+SET fasttime.ordered_reads = off;
+SELECT ft_eo_line() = ft_eo_expected_line() AS plain_reads_line;
+SET fasttime.ordered_reads = on;
+SELECT ft_eo_line() = ft_eo_expected_line() AS ordered_reads_line;
+SELECT j -> 'TSC Reads Ordered' IS NOT DISTINCT FROM
+	   CASE WHEN j ->> 'Timing Source' = 'tsc' THEN '"on"'::jsonb END AS json_reads
+  FROM ft_eo_json() AS j;
+RESET fasttime.ordered_reads;
+
+-- sampled timing says so, before the reads, and in the other formats as
+-- "Timing Sample Interval"; stock timing is never sampled
 SET fasttime.timing_sample_interval = 16;
-SELECT ft_eo_line() = regexp_replace(ft_eo_expected_line(), '\)$',
-									 '; 1 in 16 calls timed at random)') AS sampled_line;
+SELECT ft_eo_line() =
+	   CASE current_setting('fasttime.clock_source_status') WHEN 'tsc' THEN
+			replace(ft_eo_expected_line(), '; ordered start reads)',
+					'; sampled per node, at least 1 in 16 calls timed; ordered start reads)')
+	   ELSE
+			regexp_replace(ft_eo_expected_line(), '\)$',
+						   '; sampled per node, at least 1 in 16 calls timed)')
+	   END AS sampled_line;
 SELECT j -> 'Timing Sample Interval' AS json_sample_interval FROM ft_eo_json() AS j;
 SET fasttime.clock_source = clock_gettime;
 SELECT ft_eo_line() AS stock_not_sampled;

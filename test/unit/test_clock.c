@@ -22,6 +22,7 @@
 
 #include "clock_decide.h"
 #include "clock_facts.h"
+#include "sampling.h"
 #include "ticks.h"
 #include "tap.h"
 
@@ -808,6 +809,139 @@ test_serialize(void)
 
 /* ---------------------------------------------------------------------- */
 
+/* rates 1, 1/2, ... 1/interval, as ft_sampling_prepare lays them out */
+static void
+rates(FtSampling *sp, int interval, double timed_call_ns)
+{
+	double		m = 1;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->interval = interval;
+	sp->timed_call_ns = timed_call_ns;
+	for (;;)
+	{
+		sp->inv_rate[sp->nlevels++] = m;
+		if (m >= interval || sp->nlevels == FT_SAMPLE_MAX_LEVELS)
+			break;
+		m = m * 2 < interval ? m * 2 : interval;
+	}
+}
+
+/* a node whose n calls took mean_ns each, a share frac_slow of them slow x */
+static FtNodeSample
+measured(double n, double mean_ns, double frac_slow, double slow_factor)
+{
+	FtNodeSample s;
+	double		fast = mean_ns,
+				slow = mean_ns * slow_factor;
+
+	memset(&s, 0, sizeof(s));
+	s.calls = n;
+	s.s1 = n * ((1 - frac_slow) * fast + frac_slow * slow);
+	s.s2 = n * ((1 - frac_slow) * fast * fast + frac_slow * slow * slow);
+	return s;
+}
+
+/*
+ * The per-node rate rule: exact while few calls, long calls or a heavy
+ * tail; down to the lowest rate for numerous cheap uniform calls; never
+ * below 1 in interval.
+ */
+static void
+test_sampling_rule(void)
+{
+	FtSampling	sp;
+	FtNodeSample s;
+	int			l;
+
+	diag("--- the per-node sampling rate");
+	rates(&sp, 16, 47.0);
+	ok(sp.nlevels == 5 && sp.inv_rate[4] == 16, "interval 16: rates 1, 1/2, 1/4, 1/8, 1/16");
+	memset(&s, 0, sizeof(s));
+	ok(ft_sample_choose_level(&sp, &s) == 0, "nothing measured yet: every call");
+	s = measured(20, 40, 0, 1);
+	ok(ft_sample_choose_level(&sp, &s) == 0, "20 cheap calls: every call");
+	s = measured(500, 40, 0, 1);
+	ok(ft_sample_choose_level(&sp, &s) == 0, "500 cheap calls: still every call (3 %% error needs more)");
+	s = measured(5000, 40, 0, 1);
+	l = ft_sample_choose_level(&sp, &s);
+	ok(sp.inv_rate[l] == 4, "5,000 cheap calls: 1 in 4 (1 + 0.03^2 x 5000 = 5.5; got 1 in %.0f)", sp.inv_rate[l]);
+	s = measured(1e6, 40, 0, 1);
+	l = ft_sample_choose_level(&sp, &s);
+	ok(sp.inv_rate[l] == 16, "a million cheap uniform calls: 1 in 16 (got 1 in %.0f)", sp.inv_rate[l]);
+	s = measured(1e6, 10000, 0, 1);
+	ok(ft_sample_choose_level(&sp, &s) == 0, "a million 10 us calls: timing is cheap next to them, every call");
+	s = measured(1e6, 40, 0.01, 1000);
+	l = ft_sample_choose_level(&sp, &s);
+	ok(sp.inv_rate[l] <= 8, "heavy tail (1 %% of a million calls 1000x): at most 1 in 8 (got 1 in %.0f)", sp.inv_rate[l]);
+	s = measured(2e5, 40, 0.001, 1000);
+	ok(ft_sample_choose_level(&sp, &s) == 0,
+	   "heavy tail (1 call in 1000 1000x, 200,000 calls, bench W5): every call");
+	s = measured(1e6, 40, 0, 1);
+	s.s2 += 1e12;				/* one preemption of a millisecond */
+	s.top[0] = 1e12;
+	s.top[1] = 1600;
+	l = ft_sample_choose_level(&sp, &s);
+	ok(sp.inv_rate[l] == 16, "one millisecond spike among a million cheap calls: still 1 in 16 (got 1 in %.0f)",
+	   sp.inv_rate[l]);
+	s.s2 += 3e12;				/* three of them: a pattern, not a spike */
+	s.top[1] = 1e12;
+	l = ft_sample_choose_level(&sp, &s);
+	ok(sp.inv_rate[l] < 16, "four millisecond spikes: timed more often (1 in %.0f)", sp.inv_rate[l]);
+	s = measured(20, 40, 0.05, 100000);
+	ok(ft_sample_choose_level(&sp, &s) == 0, "20 calls, one of them long: every call");
+	rates(&sp, 1000000, 47.0);
+	s = measured(5e6, 40, 0, 1);
+	l = ft_sample_choose_level(&sp, &s);
+	ok(sp.inv_rate[l] == 32, "interval 1e6, cheap calls: the cost rule stops at 1 in 32 (47 ns / (2 %% x 40 ns) = 58.75; got 1 in %.0f)",
+	   sp.inv_rate[l]);
+	ok(sp.nlevels <= FT_SAMPLE_MAX_LEVELS && sp.inv_rate[sp.nlevels - 1] == 1000000,
+	   "interval 1e6: %d rates, the last 1 in 1,000,000", sp.nlevels);
+	rates(&sp, 1000000, 0.0);
+	s = measured(5e6, 40, 0, 1);
+	l = ft_sample_choose_level(&sp, &s);
+	ok(sp.inv_rate[l] <= 1 + 9e-4 * 5e6 && sp.inv_rate[l] >= 2048,
+	   "no cost known: accuracy alone (1 in %.0f for 5e6 uniform calls)", sp.inv_rate[l]);
+	rates(&sp, 3, 47.0);
+	s = measured(1e7, 40, 0, 1);
+	l = ft_sample_choose_level(&sp, &s);
+	ok(sp.nlevels == 3 && sp.inv_rate[l] == 3, "interval 3: rates 1, 1/2, 1/3; lowest reached");
+	s = measured(1e6, 0, 0, 1);
+	ok(ft_sample_choose_level(&sp, &s) == 2, "calls measured at 0 ns (coarse clock): accuracy alone decides");
+	s.s1 = -1;
+	ok(ft_sample_choose_level(&sp, &s) == 0, "nonsense sums: every call");
+}
+
+/* ---------------------------------------------------------------------- */
+
+/*
+ * A sampled call's weighted time saturates instead of wrapping or being
+ * undefined at and beyond 2^64 ns.
+ */
+static void
+test_weighted(void)
+{
+	diag("--- ft_weighted_ns: rounding and saturation");
+	ok(ft_weighted_ns(0, 999999.5) == 0, "0 ns at any weight is 0");
+	ok(ft_weighted_ns(1000, 16.0) == 16000, "1000 ns x 16 = 16000");
+	ok(ft_weighted_ns(3, 1.5) == 5, "3 ns x 1.5 = 4.5 rounds to 5");
+	ok(ft_weighted_ns(20000000000000ULL, 999999.5) == UINT64_MAX,
+	   "2e13 ns x 999999.5 (2e19, beyond 2^64) saturates");
+	ok(ft_weighted_ns(1500000000000000000ULL, 16.0) == UINT64_MAX,
+	   "1.5e18 ns x 16 saturates");
+	ok(ft_weighted_ns((uint64_t) 1 << 63, 2.0) == UINT64_MAX,
+	   "2^63 x 2 = 2^64 exactly saturates");
+	ok(ft_weighted_ns(UINT64_MAX, 1.0) == UINT64_MAX, "UINT64_MAX x 1 saturates");
+	ok(ft_weighted_ns((uint64_t) 1 << 62, 2.0) == (uint64_t) 1 << 63,
+	   "2^62 x 2 = 2^63, below the limit, exact");
+	ok(ft_weighted_ns(18446744073709549568ULL, 1.0) == 18446744073709549568ULL,
+	   "the largest double below 2^64 passes unchanged");
+	ok(ft_weighted_ns(1000000, 1000000.0) == 1000000000000ULL,
+	   "1 ms x 1e6 = 1000 s");
+}
+
+/* ---------------------------------------------------------------------- */
+
 /*
  * CPUID's view of the TSC features against the kernel's (/proc/cpuinfo):
  * a feature counts only when both report it, and the note says which view
@@ -997,6 +1131,8 @@ main(void)
 	test_conversion_bias();
 	test_serialize();
 	test_cpu_flags();
+	test_weighted();
+	test_sampling_rule();
 	if (getenv("FT_UNIT_NO_DETECT") == NULL)
 		test_real_detection();
 	return tap_done();

@@ -1,0 +1,128 @@
+/*-------------------------------------------------------------------------
+ *
+ * sampling.h
+ *	  Sampled node timing: the per-node state, the per-query rates, and the
+ *	  rule that chooses a node's rate from what it has measured.
+ *
+ * Plain C without server dependencies, so that the rule can be unit-tested
+ * with made-up measurements; node_wrappers.c does the sampling itself.
+ *
+ * src/sampling.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FASTTIME_SAMPLING_H
+#define FASTTIME_SAMPLING_H
+
+#include <stdint.h>
+
+/*
+ * Sampled timing of one node (see node_wrappers.c): the countdown to its
+ * next timed call, the rate that countdown was drawn at, and what its timed
+ * calls have measured so far.
+ *
+ * Work: for nodes with children or a qual, the node calls made inside a
+ * call plus the rows its quals removed (nfiltered1 + nfiltered2).  A call
+ * whose work reaches work_limit, FT_SAMPLE_LONG_FACTOR times the node's
+ * mean and at least FT_SAMPLE_LONG_MIN, is a long call: it is timed
+ * whatever the countdown says and counts once (its probability of being
+ * timed is 1), so a single long call among many short ones -- the last
+ * call of a Hash Join that scans the rest of its outer side without a
+ * match -- is never left to chance.
+ */
+typedef struct FtNodeSample
+{
+	int32_t		countdown;		/* calls left until the next timed one */
+	int32_t		gap;			/* the length that countdown started at */
+	int32_t		level;			/* index of the rate in FtSampling */
+	int32_t		recheck;		/* timed calls until the rate is revised */
+	double		weight;			/* what the timed call ending it counts */
+	double		calls;			/* calls in finished gaps */
+	double		s1;				/* estimated sum of call times, ns */
+	double		s2;				/* estimated sum of their squares */
+	double		top[2];			/* the two largest terms of s2 */
+	double		work;			/* estimated work of its calls (below) */
+	double		work_limit;		/* a call with this much work is long */
+} FtNodeSample;
+
+/* rates 1, 1/2, 1/4, ... down to 1/interval: at most this many */
+#define FT_SAMPLE_MAX_LEVELS 24
+
+/*
+ * Sampled timing of one query: the rates a node may be timed at, each as
+ * the scale that turns a unit-exponential quantile into a geometric gap
+ * and the weight a timed call then counts with (the exact mean of those
+ * gaps); the cost of timing one call; and the per-node states, by
+ * plan_node_id.  interval 1 means every call is timed.
+ */
+typedef struct FtSampling
+{
+	int			interval;		/* fasttime.timing_sample_interval */
+	int			nlevels;
+	double		timed_call_ns;	/* extra cost of one timed call */
+	double		inv_rate[FT_SAMPLE_MAX_LEVELS];	/* 1, 2, 4, ..., interval */
+	double		gap_scale[FT_SAMPLE_MAX_LEVELS];
+	double		weight[FT_SAMPLE_MAX_LEVELS];
+	FtNodeSample *nodes;
+	int			nnodes;
+} FtSampling;
+
+/* the rules of the per-node rate; see ft_sample_choose_level */
+#define FT_SAMPLE_REL_ERR		0.03	/* target relative standard error */
+#define FT_SAMPLE_COST_SHARE	0.02	/* timing's share of a node's time */
+#define FT_SAMPLE_RECHECK		8	/* timed calls between revisions */
+#define FT_SAMPLE_LONG_FACTOR	16	/* a long call: this many times the mean work */
+#define FT_SAMPLE_LONG_MIN		64	/* ... and at least this much */
+
+/*
+ * The rate a node's next calls are timed at, as an index into the query's
+ * rates, from what its timed calls measured so far (s1, s2: the
+ * Horvitz-Thompson estimates of the sum of its call times and of their
+ * squares over "calls" calls):
+ *
+ * - accuracy: sampling n calls at rate p adds a relative variance of
+ *   (1/p - 1) * sum(t^2) / sum(t)^2 = (1/p - 1) / n_eff to the node's
+ *   total, so 1/p may be at most 1 + FT_SAMPLE_REL_ERR^2 * n_eff.  Few
+ *   calls, or a spread dominated by recurring long calls, keep n_eff small
+ *   and the node exact.  The two largest terms are left out of sum(t^2):
+ *   a single interrupt or preemption that landed in one timed call (a
+ *   millisecond among calls of tens of nanoseconds) would otherwise keep
+ *   the node exact for millions of calls, although it says nothing about
+ *   the calls to come and perturbs exact timing just as much;
+ * - cost: timing at rate p costs p * timed_call_ns per call, which need
+ *   not be lower than FT_SAMPLE_COST_SHARE of the node's mean call: a node
+ *   whose calls are long is timed on every call;
+ * - the lowest rate is 1 in interval, the last of the rates offered.
+ *
+ * The faster of the first two wins, rounded up to the next rate offered.
+ * Runs every FT_SAMPLE_RECHECK timed calls, never on an untimed one.
+ */
+static inline int
+ft_sample_choose_level(const FtSampling *sampling, const FtNodeSample *s)
+{
+	double		inv_err,
+				inv_cost,
+				inv,
+				rest;
+	int			level = 0;
+
+	if (!(s->calls > 0) || !(s->s1 >= 0) || !(s->s2 >= 0))
+		return 0;
+	/* still exact until a few calls have been timed */
+	if (s->calls < 4 * FT_SAMPLE_RECHECK)
+		return 0;
+	rest = s->s2 - s->top[0] - s->top[1];
+	inv_err = 1.0 + FT_SAMPLE_REL_ERR * FT_SAMPLE_REL_ERR *
+		(rest > 0 ? s->s1 * s->s1 / rest : s->calls);
+	if (s->s1 > 0 && sampling->timed_call_ns > 0)
+		inv_cost = sampling->timed_call_ns /
+			(FT_SAMPLE_COST_SHARE * (s->s1 / s->calls));
+	else
+		inv_cost = inv_err;		/* no cost known: accuracy alone */
+	inv = inv_cost < inv_err ? inv_cost : inv_err;
+	while (level + 1 < sampling->nlevels && sampling->inv_rate[level + 1] <= inv)
+		level++;
+	return level;
+}
+
+#endif							/* FASTTIME_SAMPLING_H */

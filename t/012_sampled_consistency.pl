@@ -1,0 +1,149 @@
+# Sampled timing keeps plans self-consistent: over 20 sampled runs of
+# serial plans of many shapes (scans, joins with rescans and Memoize,
+# Hash and bitmap nodes, sorts, windows, LIMIT, subplans and initplans,
+# CTEs, recursion, partitions, aggregates over large inputs, nested loops
+# with a skewed inner side), no child reads longer than its parent --
+# inclusive times, Actual Total Time x Actual Loops, allowing for
+# EXPLAIN's rounding -- unless exact timing shows the same pair that way
+# too.  Rows and loops are the same as exact timing's in every run.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use FtTest;
+use JSON::PP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = ft_node('sampled_consistency', conf => [ 'autovacuum = off' ]);
+$node->start;
+
+ft_sql($node, q{
+	CREATE TABLE t AS SELECT g, g % 100 AS k, md5(g::text) AS s FROM generate_series(1, 30000) g;
+	CREATE INDEX t_k ON t (k);
+	CREATE INDEX t_g ON t (g);
+	CREATE TABLE u AS SELECT g, g % 7 AS m FROM generate_series(1, 3000) g;
+	CREATE TABLE big AS SELECT g AS x, g % 1000 AS y FROM generate_series(1, 400000) g;
+	CREATE INDEX big_x ON big (x);
+	CREATE TABLE skew AS SELECT CASE WHEN g <= 20 THEN g ELSE 1 END AS k, g AS v FROM generate_series(1, 100000) g;
+	CREATE INDEX skew_k ON skew (k);
+	CREATE TABLE p (id int, v int) PARTITION BY RANGE (id);
+	CREATE TABLE p1 PARTITION OF p FOR VALUES FROM (0) TO (5000);
+	CREATE TABLE p2 PARTITION OF p FOR VALUES FROM (5000) TO (10000);
+	INSERT INTO p SELECT g, g % 13 FROM generate_series(0, 9999) g;
+	VACUUM ANALYZE;
+});
+
+my ($rc, $status) = ft_sql($node, 'SET fasttime.clock_source = try_tsc; SHOW fasttime.clock_source_status');
+note("try_tsc is in effect as $status");
+
+my $nl = 'SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_memoize = off;';
+# [name, settings, query]
+my @cases = (
+	[ 'seq scan count', '', 'SELECT count(*) FROM big' ],
+	[ 'filtered scan, aggregate', '', 'SELECT y, count(*) FROM big WHERE x % 7 = 0 GROUP BY y' ],
+	[ 'index scan', '', 'SELECT * FROM t WHERE g BETWEEN 100 AND 4000' ],
+	[ 'nested loop rescans', $nl, 'SELECT count(*) FROM u JOIN big ON big.x = u.g * 100' ],
+	[ 'nested loop, skewed inner side', "$nl SET enable_bitmapscan = off;",
+	  'SELECT u.g, x.v FROM (SELECT g FROM u WHERE g <= 20) u CROSS JOIN LATERAL (SELECT v FROM skew WHERE skew.k = u.g AND v % 25000 = 0 OFFSET 0) x' ],
+	[ 'memoize', 'SET enable_hashjoin = off; SET enable_mergejoin = off;',
+	  'SELECT count(*) FROM u JOIN t ON t.k = u.m' ],
+	[ 'hash join', 'SET enable_nestloop = off; SET enable_mergejoin = off;',
+	  'SELECT count(*), max(t.s) FROM big JOIN t ON t.g = big.x' ],
+	[ 'bitmap and/or', 'SET enable_seqscan = off; SET enable_indexscan = off;',
+	  'SELECT count(*) FROM t WHERE (k = 5 OR k = 7) AND g < 20000' ],
+	[ 'sort spilling to temp files', 'SET work_mem = 64;',
+	  'SELECT g, s FROM t ORDER BY s LIMIT 5 OFFSET 20000' ],
+	[ 'sort, limit', '', 'SELECT x FROM big ORDER BY y, x LIMIT 100' ],
+	[ 'window, limit', '', 'SELECT k, sum(g) OVER (PARTITION BY k ORDER BY g) FROM t ORDER BY k, g LIMIT 50' ],
+	[ 'subplan and initplan', '',
+	  'SELECT u.g, (SELECT max(g) FROM t WHERE t.k = u.m) FROM u WHERE u.g < (SELECT avg(g) FROM u) / 10' ],
+	[ 'correlated subplan in a filter', '',
+	  'SELECT count(*) FROM u WHERE u.m <= (SELECT count(*) FROM t WHERE t.k = u.g % 100 AND t.g < 3000)' ],
+	[ 'CTE scanned twice', '',
+	  'WITH c AS MATERIALIZED (SELECT y, count(*) n FROM big GROUP BY y) SELECT count(*) FROM c a JOIN c b ON a.y = b.y + 1' ],
+	[ 'recursive CTE', '',
+	  'WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5000) SELECT sum(n) FROM r' ],
+	[ 'partitions', '', 'SELECT v, count(*) FROM p WHERE id % 3 = 0 GROUP BY v' ],
+	[ 'subquery scan, distinct', '',
+	  'SELECT count(*) FROM (SELECT DISTINCT y FROM big WHERE x % 3 = 0) d' ],
+	[ 'function scan, material', $nl,
+	  'SELECT count(*) FROM generate_series(1, 300) a, (VALUES (1), (2), (3)) v(x) WHERE a > v.x' ],
+);
+
+# EXPLAIN (ANALYZE, FORMAT JSON)'s nodes in pre-order:
+# [type, inclusive ms, rows, loops, index of the parent]
+sub plan_nodes
+{
+	my ($json) = @_;
+	my @out;
+	my $walk;
+	$walk = sub {
+		my ($p, $parent) = @_;
+		my $me = scalar @out;
+		push @out, [ $p->{'Node Type'}, $p->{'Actual Total Time'} * $p->{'Actual Loops'},
+			$p->{'Actual Rows'}, $p->{'Actual Loops'}, $parent ];
+		$walk->($_, $me) for @{ $p->{Plans} // [] };
+	};
+	$walk->(decode_json($json)->[0]{Plan}, undef);
+	return @out;
+}
+
+# indexes of the nodes that read longer than their parent
+sub child_longer
+{
+	my (@n) = @_;
+	my @bad;
+	for my $i (0 .. $#n)
+	{
+		my $p = $n[$i][4];
+		next unless defined $p && $n[$i][3] > 0;
+		my $tol = 0.0005 * ($n[$i][3] + $n[$p][3]) + 1e-9;
+		push @bad, $i if $n[$i][1] > $n[$p][1] + $tol;
+	}
+	return @bad;
+}
+
+sub explain
+{
+	my ($settings, $query) = @_;
+	my ($rc, $out, $err) = ft_sql($node,
+		"SET max_parallel_workers_per_gather = 0; SET fasttime.clock_source = try_tsc; $settings "
+		  . "EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, FORMAT JSON) $query");
+	die "EXPLAIN failed: $err" if $rc != 0;
+	return plan_nodes($out);
+}
+
+my $runs = 20;
+my ($total_flips, $total_plans) = (0, 0);
+for my $case (@cases)
+{
+	my ($name, $settings, $query) = @$case;
+	explain($settings, $query);    # warm-up
+	my @exact = explain($settings, $query);
+	my %exact_flip = map { $_ => 1 } child_longer(@exact);
+	my (@flips, $same_shape);
+	$same_shape = 1;
+	for my $r (1 .. $runs)
+	{
+		my @s = explain("$settings SET fasttime.timing_sample_interval = 16;", $query);
+		$same_shape &&= join(',', map { "$_->[0]/$_->[2]/$_->[3]" } @s) eq
+		  join(',', map { "$_->[0]/$_->[2]/$_->[3]" } @exact);
+		for my $i (child_longer(@s))
+		{
+			next if $exact_flip{$i};
+			push @flips, sprintf('run %d: %s %.3f ms > parent %s %.3f ms', $r, $s[$i][0], $s[$i][1],
+				$s[ $s[$i][4] ][0], $s[ $s[$i][4] ][1]);
+		}
+		$total_plans++;
+	}
+	$total_flips += @flips;
+	ok($same_shape, "$name: rows and loops of $runs sampled runs as exact");
+	is(scalar @flips, 0, "$name: no child longer than its parent in $runs sampled runs")
+	  or diag(join("\n", @flips));
+}
+note("$total_flips child-longer-than-parent cases over $total_plans sampled plans");
+
+$node->stop;
+done_testing();
