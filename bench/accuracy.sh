@@ -1,18 +1,29 @@
 #!/usr/bin/env bash
 # bench/accuracy.sh: how close sampled timing's node totals come to exact
-# timing's.
+# timing's, and how close plain-RDTSC exact timing comes to ordered exact
+# timing, against the check's own noise floor.
 #
-# For W1-W4 (bench/sql/setup.sql) and W5, a plan whose per-call times are
-# heavy-tailed (a Seq Scan whose filter does about a thousand times the
-# work on one row in a thousand), runs EXPLAIN (ANALYZE, BUFFERS OFF,
-# FORMAT JSON) with exact timing (try_tsc) and with sampled timing
-# (try_tsc, fasttime.timing_sample_interval = N), alternately, R times each
-# after a warm-up, and reports per plan node the mean inclusive time
-# (Actual Total Time x Actual Loops) of each, the bias of the sampled mean,
-# and the typical error of one sampled run (root mean square of each run's
-# deviation from the exact mean).  Rows and loops must be the same in
-# every run; a difference is reported.  Output:
-# bench/out/accuracy-pgMAJOR.md (bench/accuracy.py formats it).
+# Workloads: W1-W4 (bench/sql/setup.sql), W5 (heavy-tailed per-call costs,
+# bench/sql/tail.sql) and W6-W10 (bench/sql/shapes.sql: a nested loop with
+# a skewed inner side, a correlated SubPlan in a join qual, hash/sort/
+# aggregate builds, an inner index scan rescanned 300,000 times, a LIMIT
+# cutting a hash join short).  Each run of each workload executes, in one
+# server and in an order that rotates from run to run,
+#   ordered   exact timing, both reads LFENCE;RDTSC (ordered_reads = on;
+#             the reference)
+#   start     exact timing, the start read ordered (ordered_reads = start)
+#   plain     exact timing, plain RDTSC (ordered_reads = off)
+#   sampled   fasttime.timing_sample_interval = N (start reads ordered)
+#   sampled_on  the same with both reads ordered
+#   ordered2  the reference again: the check's own noise floor
+# each as EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) in a transaction of
+# its own, R runs after a warm-up.  bench/accuracy.py then reports per
+# plan node of at least 1 ms: each mode's bias (its mean against the
+# reference's mean), one run's error (root mean square of each run's
+# deviation from the reference's mean) for sampled and for the floor, and
+# how often a child read longer than its parent in each mode.  Rows and
+# loops must be the same in every run.  Output:
+# bench/out/accuracy-pgMAJOR.md.
 #
 # Usage: bench/accuracy.sh [--runs R] [--interval N] [--workloads "W1 W5"]
 #                          [--port P] [--rows N]
@@ -21,7 +32,7 @@ cd "$(dirname "$0")/.."
 
 runs=5
 interval=16
-workloads="W1 W2 W3 W4 W5"
+workloads="W1 W2 W3 W4 W5 W6 W7 W8 W9 W10"
 port=5532
 rows=5000000
 while [ $# -gt 0 ]; do
@@ -44,19 +55,27 @@ echo "accuracy: loading" >&2
 bench_cluster "$port" "$rows"
 major=$(bpsql -At -c "SELECT current_setting('server_version_num')::int / 10000")
 bpsql -f bench/sql/tail.sql >/dev/null
+bpsql -f bench/sql/shapes.sql >/dev/null
 
 acc=$BENCH_DIR/accuracy
 mkdir -p "$acc"
 for w in $workloads; do
 	settings=$(bpsql -At -c "SELECT settings FROM bench_workloads WHERE id = '$w'")
 	query=$(bpsql -At -c "SELECT query FROM bench_workloads WHERE id = '$w'")
+	modes=(ordered start plain sampled sampled_on ordered2)
 	for ((r = 0; r <= runs; r++)); do
-		for mode in exact sampled; do
-			n=1
-			[ "$mode" = sampled ] && n=$interval
+		for ((i = 0; i < ${#modes[@]}; i++)); do
+			# rotate the order, so that no mode always runs first
+			mode=${modes[$(((i + r) % ${#modes[@]}))]}
+			case $mode in
+				sampled) set="SET LOCAL fasttime.timing_sample_interval = $interval; SET LOCAL fasttime.ordered_reads = start;" ;;
+				sampled_on) set="SET LOCAL fasttime.timing_sample_interval = $interval; SET LOCAL fasttime.ordered_reads = on;" ;;
+				start) set="SET LOCAL fasttime.ordered_reads = start;" ;;
+				plain) set="SET LOCAL fasttime.ordered_reads = off;" ;;
+				*) set="SET LOCAL fasttime.ordered_reads = on;" ;;
+			esac
 			# one transaction: the workload's settings are transaction-local
-			printf '%s\n' "BEGIN;" "SET LOCAL fasttime.clock_source = try_tsc;" \
-				"SET LOCAL fasttime.timing_sample_interval = $n;" \
+			printf '%s\n' "BEGIN;" "SET LOCAL fasttime.clock_source = try_tsc;" "$set" \
 				"SELECT bench_apply_settings('$settings');" \
 				"EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) $query;" "COMMIT;" |
 				bpsql -At >"$acc/raw"

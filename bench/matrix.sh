@@ -6,9 +6,12 @@
 #   off        EXPLAIN (ANALYZE, TIMING OFF)   as typed (18: BUFFERS on)
 #   typed      EXPLAIN (ANALYZE)               as typed (18: BUFFERS on)
 #   nobuf      EXPLAIN (ANALYZE, BUFFERS OFF)
-# runs three variants -- stock (fasttime.clock_source = clock_gettime),
-# fasttime exact (try_tsc) and fasttime sampled (try_tsc,
-# fasttime.timing_sample_interval = 16) -- and the plain statement, all
+# runs five variants -- stock (fasttime.clock_source = clock_gettime),
+# fasttime exact as configured by default (try_tsc: the start read
+# ordered), fasttime plain (fasttime.ordered_reads = off: plain RDTSC),
+# fasttime ordered (fasttime.ordered_reads = on: both reads LFENCE;RDTSC)
+# and fasttime sampled (fasttime.timing_sample_interval = 16) -- and the
+# plain statement, all
 # interleaved round by round in one session after a warm-up round, and
 # prints the median time of each as a multiple of the plain statement's
 # (bench/out/matrix-PGVERSION[-LABEL].md and .csv).  Timing is the harness's
@@ -20,7 +23,8 @@
 # its "exact" column is then the bookkeeping alone.
 #
 # Usage: bench/matrix.sh [--rounds N] [--workloads "W1 W2"] [--label L]
-#                        [--variants "stock exact sampled"] [--port P] [--rows N]
+#                        [--variants "stock exact plain ordered sampled"] [--port P] [--rows N]
+#                        [--interval N]  (sampled: fasttime.timing_sample_interval, 16)
 #                        [--profile]  (perf record of W1 under the exact and
 #                                      sampled variants afterwards)
 # Uses the fasttime installed in pg_config's PostgreSQL (PG_CONFIG).
@@ -32,8 +36,9 @@ workloads="W1 W2 W3 W4"
 label=""
 port=5530
 rows=5000000
-kinds="stock exact sampled"
+kinds="stock exact plain ordered sampled"
 profile=0
+interval=16
 while [ $# -gt 0 ]; do
 	case $1 in
 		--rounds) rounds=$2; shift ;;
@@ -43,6 +48,7 @@ while [ $# -gt 0 ]; do
 		--rows) rows=$2; shift ;;
 		--variants) kinds=$2; shift ;;
 		--profile) profile=1 ;;
+		--interval) interval=$2; shift ;;
 		-h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 0 ;;
 		*) echo "bench/matrix.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -58,7 +64,7 @@ bench_cluster "$port" "$rows"
 major=$(bpsql -At -c "SELECT current_setting('server_version_num')::int / 10000")
 
 # the variants: mode x (stock, exact, sampled), and plain
-bpsql <<'EOF'
+bpsql <<EOF
 DELETE FROM bench_variants;
 INSERT INTO bench_variants(id, title, prefix, clock_source, settings)
 SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
@@ -68,7 +74,9 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 			   ('nobuf', 'EXPLAIN (ANALYZE, BUFFERS OFF) ')) m(id, prefix),
 	   (VALUES ('stock', 'clock_gettime', ''),
 			   ('exact', 'try_tsc', ''),
-			   ('sampled', 'try_tsc', 'fasttime.timing_sample_interval=16')) v(id, clock, settings);
+			   ('plain', 'try_tsc', 'fasttime.ordered_reads=off'),
+			   ('ordered', 'try_tsc', 'fasttime.ordered_reads=on'),
+			   ('sampled', 'try_tsc', 'fasttime.timing_sample_interval=$interval')) v(id, clock, settings);
 INSERT INTO bench_variants VALUES ('plain', 'plain statement', '', NULL, '');
 EOF
 bpsql -c "DELETE FROM bench_variants WHERE id <> 'plain' AND split_part(id, '/', 2) <> ALL (string_to_array('$kinds', ' '))"
@@ -121,7 +129,13 @@ EOF
 	hdr="| workload | mode"
 	sep="|---|---"
 	for v in $kinds; do
-		case $v in sampled) hdr+=" | sampled (1 in 16)" ;; *) hdr+=" | $v" ;; esac
+		case $v in
+			sampled) hdr+=" | sampled (at least 1 in $interval)" ;;
+			ordered) hdr+=" | exact, both reads ordered" ;;
+			plain) hdr+=" | exact, plain reads" ;;
+			exact) hdr+=" | exact (start read ordered)" ;;
+			*) hdr+=" | $v" ;;
+		esac
 		sep+="|---:"
 	done
 	echo "$hdr |"
