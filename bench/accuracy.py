@@ -2,41 +2,43 @@
 """bench/accuracy.py DIR INTERVAL RUNS MAJOR STATUS "W1 W2 ..."
 
 Formats bench/accuracy.sh's EXPLAIN (ANALYZE, FORMAT JSON) outputs
-(DIR/W.MODE.R.json for MODE in ordered, start, plain, sampled, sampled_on,
-ordered2) as a
-markdown report.  The reference is exact timing with ordered reads
-("ordered"); "ordered2" is the same mode run again in the same time
-window, so its distance from the reference is the check's own noise floor.
+(DIR/W.MODE.R.json) as a markdown report.  Modes: ordered (exact, both
+reads LFENCE;RDTSC: the reference), start (exact, start read ordered:
+fasttime's default), plain (exact, plain RDTSC), sampled (start reads
+ordered), sampled_on (both ordered), and ordered2 / start2, the same modes
+as ordered / start run again in the same time window: the check's own
+noise floor.
 
 Per plan node whose reference mean is at least 1 ms (and whose per-loop
 time EXPLAIN prints with enough resolution), in plan order:
-  - the bias of exact timing with the start read ordered (the default)
-    and with plain RDTSC, of sampled timing (start reads ordered, and
-    both), and the floor's: each mode's mean against the reference's mean;
-  - one run's error for sampled and for the floor: the root mean square of
-    each run's deviation from the reference's mean;
-  - a verdict: sampled is within target when its bias is within +-3 % and
-    its one-run error at most 1.5 x the floor's.
-Per mode, over all runs: how often a child read longer than its parent
-(inclusive times, allowing for EXPLAIN's rounding).
+  - start's and plain's bias against the reference (the cost of each read
+    discipline in accuracy);
+  - sampled against start and sampled_on against ordered (sampling alone,
+    the read discipline the same): bias (mean against mean) and one run's
+    error (root mean square of each run's deviation from the exact mean),
+    beside the floor's (start2 against start, ordered2 against ordered);
+  - a verdict per sampled mode: within target when |bias| <= 3 % and one
+    run's error <= 1.5 x the floor's.
+Summary: the share of nodes within +-5 % and beyond +-15 % for each
+sampled mode and its floor, and how often a child read longer than its
+parent in each mode (inclusive times, allowing for EXPLAIN's rounding).
 """
 import json
 import math
 import sys
 
-MODES = ("ordered", "start", "plain", "sampled", "sampled_on", "ordered2")
+MODES = ("ordered", "start", "plain", "sampled", "sampled_on", "ordered2", "start2")
+PAIRS = (("sampled", "start", "start2"), ("sampled_on", "ordered", "ordered2"))
 
 
 def nodes(plan, parent, out):
-    """Plan nodes in pre-order: dict with type, total ms, rows, loops,
-    per-loop ms and the index of the parent."""
+    """Plan nodes in pre-order."""
     loops = plan.get("Actual Loops", 0)
     per_loop = plan.get("Actual Total Time", 0.0)
     me = len(out)
     out.append({"type": plan["Node Type"], "total": per_loop * loops,
                 "rows": plan.get("Actual Rows"), "loops": loops,
-                "per_loop": per_loop, "parent": parent,
-                "rel": plan.get("Parent Relationship", "")})
+                "per_loop": per_loop, "parent": parent})
     for child in plan.get("Plans", []):
         nodes(child, me, out)
     return out
@@ -48,16 +50,15 @@ def load(path):
 
 
 def child_longer(run):
-    """Parent-child pairs where the child's inclusive time exceeds the
-    parent's by more than EXPLAIN's rounding (0.0005 ms per loop)."""
+    """Nodes whose inclusive time exceeds their parent's by more than
+    EXPLAIN's rounding (0.0005 ms per loop)."""
     bad = []
     for i, n in enumerate(run):
         p = n["parent"]
         if p is None or n["loops"] == 0:
             continue
-        par = run[p]
-        tol = 0.0005 * (n["loops"] + par["loops"]) + 1e-9
-        if n["total"] > par["total"] + tol:
+        tol = 0.0005 * (n["loops"] + run[p]["loops"]) + 1e-9
+        if n["total"] > run[p]["total"] + tol:
             bad.append(i)
     return bad
 
@@ -70,27 +71,31 @@ def main():
     d, interval, runs, major, status, workloads = sys.argv[1:7]
     runs = int(runs)
     print("### PostgreSQL %s: sampled timing (at least 1 in %s calls) and exact timing's"
-          " read disciplines against ordered exact timing" % (major, interval))
+          " read disciplines" % (major, interval))
     print()
-    print("%d runs after a warm-up (`bench/accuracy.sh`); in each, the six modes in an"
+    print("%d runs after a warm-up (`bench/accuracy.sh`); in each, the seven modes in an"
           " order that rotates from run to run, one server, try_tsc timed with %s."
-          " Reference: exact timing with both reads ordered (LFENCE;RDTSC). Floor: the"
-          " reference mode run again, so its bias and one-run error are what this"
-          " check measures of two identical modes. Per node of at least 1 ms: mean"
-          " inclusive time (Actual Total Time x Actual Loops), each mode's bias against"
-          " the reference's mean, one run's error = root mean square of each run's"
-          " deviation from the reference's mean. Target for sampled: |bias| <= 3 %% and"
-          " one run's error <= 1.5 x the floor's." % (runs, status))
+          " Per node of at least 1 ms (mean inclusive time, Actual Total Time x Actual"
+          " Loops): start's and plain's bias against ordered exact timing (the"
+          " reference); sampled against exact timing with the same reads (sampled vs"
+          " start, sampled_on vs ordered): bias and one run's error (root mean square of"
+          " each run's deviation from the exact mean), beside the floor (the exact mode"
+          " run again). Target: |bias| <= 3 %% and one run's error <= 1.5 x the"
+          " floor's." % (runs, status))
     print()
-    print("| workload | node | ordered ms | exact, start ordered | exact, plain |"
-          " sampled | sampled, both ordered | floor | sampled one run | floor one run |"
-          " sampled within target |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|:---:|")
-    totals = {"nodes": 0, "ok": 0, "within5": 0, "floor_within5": 0,
-              "beyond15": 0, "floor_beyond15": 0}
+    print("| workload | node | ordered ms | start vs ordered | plain vs ordered |"
+          " sampled vs start | floor | one run | floor | sampled_on vs ordered | floor |"
+          " one run | floor | within target (sampled / sampled_on) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|")
+    tot = {"nodes": 0}
+    for m, _, f in PAIRS:
+        for k in (m, f):
+            tot[k + "_5"] = 0
+            tot[k + "_15"] = 0
+        tot[m + "_ok"] = 0
     flips = {m: 0 for m in MODES}
-    flip_runs = 0
-    misses = []
+    misses = {m: [] for m, _, _ in PAIRS}
+    plans = 0
     for w in workloads.split():
         data = {m: [load("%s/%s.%s.%d.json" % (d, w, m, r)) for r in range(1, runs + 1)]
                 for m in MODES}
@@ -99,50 +104,57 @@ def main():
         for m in MODES:
             for run in data[m]:
                 if [(n["type"], n["rows"], n["loops"]) for n in run] != shape:
-                    print("| %s | ROWS OR LOOPS DIFFER between runs (%s) | | | | | | | | | |" % (w, m))
+                    print("| %s | ROWS OR LOOPS DIFFER between runs (%s) |%s" % (w, m, " |" * 12))
                     break
             for run in data[m]:
                 flips[m] += len(child_longer(run))
-        flip_runs += runs
+        plans += runs
         for i, node in enumerate(ref[0]):
             mean = {m: sum(run[i]["total"] for run in data[m]) / runs for m in MODES}
             e = mean["ordered"]
             name = "&nbsp;&nbsp;" * min(i, 6) + node["type"]
-            if e < 1.0:
+            if e < 1.0 or mean["start"] <= 0:
                 continue
             if node["loops"] > 1 and node["per_loop"] < 0.1:
-                print("| %s | %s | %.2f | n/a | n/a | n/a | n/a | n/a | n/a | n/a | per-loop time %.3f ms:"
-                      " below EXPLAIN's 1 us resolution x %d loops |"
+                print("| %s | %s | %.2f | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a |"
+                      " per-loop time %.3f ms: below EXPLAIN's 1 us resolution x %d loops |"
                       % (w, name, e, node["per_loop"], node["loops"]))
                 continue
-            bias = {m: 100.0 * (mean[m] - e) / e for m in MODES}
-            one_s = 100.0 * rms([run[i]["total"] for run in data["sampled"]], e) / e
-            one_f = 100.0 * rms([run[i]["total"] for run in data["ordered2"]], e) / e
-            ok = abs(bias["sampled"]) <= 3.0 and one_s <= 1.5 * one_f + 1e-9
-            totals["nodes"] += 1
-            totals["ok"] += ok
-            totals["within5"] += abs(bias["sampled"]) <= 5.0
-            totals["floor_within5"] += abs(bias["ordered2"]) <= 5.0
-            totals["beyond15"] += abs(bias["sampled"]) > 15.0
-            totals["floor_beyond15"] += abs(bias["ordered2"]) > 15.0
-            if not ok:
-                misses.append("%s %s (bias %+.1f %%, one run %.1f %% vs floor %.1f %%)"
-                              % (w, node["type"], bias["sampled"], one_s, one_f))
-            print("| %s | %s | %.2f | %+.1f %% | %+.1f %% | %+.1f %% | %+.1f %% | %+.1f %% | %.1f %% | %.1f %% | %s |"
-                  % (w, name, e, bias["start"], bias["plain"], bias["sampled"],
-                     bias["sampled_on"], bias["ordered2"], one_s, one_f,
-                     "yes" if ok else "**no**"))
+            tot["nodes"] += 1
+            cells = []
+            verdict = []
+            for m, x, f in PAIRS:
+                base = mean[x]
+                b = 100.0 * (mean[m] - base) / base
+                bf = 100.0 * (mean[f] - base) / base
+                one = 100.0 * rms([run[i]["total"] for run in data[m]], base) / base
+                onef = 100.0 * rms([run[i]["total"] for run in data[f]], base) / base
+                ok = abs(b) <= 3.0 and one <= 1.5 * onef + 1e-9
+                tot[m + "_ok"] += ok
+                tot[m + "_5"] += abs(b) <= 5.0
+                tot[f + "_5"] += abs(bf) <= 5.0
+                tot[m + "_15"] += abs(b) > 15.0
+                tot[f + "_15"] += abs(bf) > 15.0
+                if not ok:
+                    misses[m].append("%s %s (%+.1f %%, one run %.1f %% vs floor %.1f %%)"
+                                     % (w, node["type"], b, one, onef))
+                cells += ["%+.1f %%" % b, "%+.1f %%" % bf, "%.1f %%" % one, "%.1f %%" % onef]
+                verdict.append("yes" if ok else "**no**")
+            print("| %s | %s | %.2f | %+.1f %% | %+.1f %% | %s | %s |"
+                  % (w, name, e, 100.0 * (mean["start"] - e) / e,
+                     100.0 * (mean["plain"] - e) / e, " | ".join(cells), " / ".join(verdict)))
+    n = tot["nodes"]
     print()
-    print("Nodes of at least 1 ms: %d; sampled within target: %d. Mean within +-5 %% of the"
-          " reference: sampled %d, floor %d; beyond +-15 %%: sampled %d, floor %d."
-          % (totals["nodes"], totals["ok"], totals["within5"], totals["floor_within5"],
-             totals["beyond15"], totals["floor_beyond15"]))
-    print()
-    print("A child read longer than its parent, over %d plans per mode: %s."
-          % (flip_runs, ", ".join("%s %d" % (m, flips[m]) for m in MODES)))
-    if misses:
-        print()
-        print("Sampled outside the target: " + "; ".join(misses) + ".")
+    for m, x, f in PAIRS:
+        print("- %s against %s, %d nodes of at least 1 ms: within target %d; mean within"
+              " +-5 %%: %d (floor %d); beyond +-15 %%: %d (floor %d)."
+              % (m, x, n, tot[m + "_ok"], tot[m + "_5"], tot[f + "_5"], tot[m + "_15"],
+                 tot[f + "_15"]))
+    print("- A child read longer than its parent, over %d plans per mode: %s."
+          % (plans, ", ".join("%s %d" % (m, flips[m]) for m in MODES)))
+    for m, _, _ in PAIRS:
+        if misses[m]:
+            print("- %s outside the target: %s." % (m, "; ".join(misses[m])))
 
 
 if __name__ == "__main__":

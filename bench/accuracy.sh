@@ -15,13 +15,15 @@
 #   plain     exact timing, plain RDTSC (ordered_reads = off)
 #   sampled   fasttime.timing_sample_interval = N (start reads ordered)
 #   sampled_on  the same with both reads ordered
-#   ordered2  the reference again: the check's own noise floor
+#   ordered2, start2  ordered and start again: the check's own noise floor
 # each as EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) in a transaction of
 # its own, R runs after a warm-up.  bench/accuracy.py then reports per
-# plan node of at least 1 ms: each mode's bias (its mean against the
-# reference's mean), one run's error (root mean square of each run's
-# deviation from the reference's mean) for sampled and for the floor, and
-# how often a child read longer than its parent in each mode.  Rows and
+# plan node of at least 1 ms: each exact discipline against the reference;
+# sampled against exact timing of the same read discipline (sampled
+# against start, sampled_on against ordered): bias (mean against mean) and
+# one run's error (root mean square of each run's deviation from the exact
+# mean), beside the floor's (start2 against start, ordered2 against
+# ordered); and how often a child read longer than its parent per mode.  Rows and
 # loops must be the same in every run.  Output:
 # bench/out/accuracy-pgMAJOR.md.
 #
@@ -62,7 +64,7 @@ mkdir -p "$acc"
 for w in $workloads; do
 	settings=$(bpsql -At -c "SELECT settings FROM bench_workloads WHERE id = '$w'")
 	query=$(bpsql -At -c "SELECT query FROM bench_workloads WHERE id = '$w'")
-	modes=(ordered start plain sampled sampled_on ordered2)
+	modes=(ordered start plain sampled sampled_on ordered2 start2)
 	for ((r = 0; r <= runs; r++)); do
 		for ((i = 0; i < ${#modes[@]}; i++)); do
 			# rotate the order, so that no mode always runs first
@@ -70,7 +72,7 @@ for w in $workloads; do
 			case $mode in
 				sampled) set="SET LOCAL fasttime.timing_sample_interval = $interval; SET LOCAL fasttime.ordered_reads = start;" ;;
 				sampled_on) set="SET LOCAL fasttime.timing_sample_interval = $interval; SET LOCAL fasttime.ordered_reads = on;" ;;
-				start) set="SET LOCAL fasttime.ordered_reads = start;" ;;
+				start | start2) set="SET LOCAL fasttime.ordered_reads = start;" ;;
 				plain) set="SET LOCAL fasttime.ordered_reads = off;" ;;
 				*) set="SET LOCAL fasttime.ordered_reads = on;" ;;
 			esac

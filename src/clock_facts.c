@@ -85,13 +85,27 @@ ft_freq_origin_name(FtFreqOrigin origin)
 /* the clock calibration reads; a fault-injection build can replace it */
 static int	(*raw_clock) (clockid_t, struct timespec *) = clock_gettime;
 
-#ifdef FASTTIME_FAULT_INJECTION
+/* Replace the clock calibration reads: unit tests of broken clocks. */
 void
-ft_fault_set_raw_clock(int (*fn) (clockid_t, struct timespec *))
+ft_set_raw_clock(int (*fn) (clockid_t, struct timespec *))
 {
 	raw_clock = fn != NULL ? fn : clock_gettime;
 }
-#endif
+
+/* the test-only hooks registered, if any (see clock_facts.h) */
+static const FtFactsFaults *facts_faults = NULL;
+
+void
+ft_register_facts_faults(const FtFactsFaults *faults)
+{
+	facts_faults = faults;
+}
+
+const FtFactsFaults *
+ft_facts_faults(void)
+{
+	return facts_faults;
+}
 
 /* CLOCK_MONOTONIC_RAW in ns, or -1 if it cannot be read */
 static int64_t
@@ -225,6 +239,121 @@ cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The calibration's windows: the chain of good ones, and counts. */
+typedef struct CalWindows
+{
+	uint64_t	t0[CAL_MAX_WINDOWS],	/* TSC at each good window's ends */
+				t1[CAL_MAX_WINDOWS];
+	int64_t		n0[CAL_MAX_WINDOWS],	/* CLOCK_MONOTONIC_RAW there */
+				n1[CAL_MAX_WINDOWS];
+	double		hz[CAL_MAX_WINDOWS];	/* the rate over each */
+	int			ngood;
+	int			nwindows;
+	int			nwide;			/* windows discarded for wide brackets */
+} CalWindows;
+
+#ifdef __linux__
+/*
+ * Pin the process to the CPU it runs on, so that a migration between CPUs
+ * whose TSCs differ slightly cannot skew a window; false if it could not.
+ */
+static bool
+pin_to_current_cpu(cpu_set_t *saved)
+{
+	cpu_set_t	one;
+	int			cpu;
+
+	if (sched_getaffinity(0, sizeof(*saved), saved) != 0)
+		return false;
+	cpu = sched_getcpu();
+	if (cpu < 0)
+		return false;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one) == 0;
+}
+#endif
+
+/*
+ * Spin until CLOCK_MONOTONIC_RAW is CAL_WINDOW_NS past ns_prev, rather than
+ * sleep: staying on the CPU keeps brackets tight.  A clock that fails or
+ * stands still ends the calibration: the note says which, and NULL means
+ * the window is complete.
+ */
+static const char *
+spin_one_window(FtClockFacts *f, int64_t ns_prev)
+{
+	uint64_t	spin_start = ft_read_tsc();
+	int64_t		now;
+
+	while ((now = raw_ns()) >= 0 && now - ns_prev < CAL_WINDOW_NS &&
+		   ft_read_tsc() - spin_start < CAL_SPIN_MAX_TICKS)
+		;
+	if (now >= 0 && now - ns_prev >= CAL_WINDOW_NS)
+		return NULL;
+	snprintf(f->calibration_note, sizeof(f->calibration_note),
+			 now < 0 ? "CLOCK_MONOTONIC_RAW cannot be read" :
+			 "CLOCK_MONOTONIC_RAW did not advance while the TSC counted %llu ticks",
+			 (unsigned long long) CAL_SPIN_MAX_TICKS);
+	return f->calibration_note;
+}
+
+/*
+ * Do the last CAL_AGREE_WINDOWS good windows form a chain (each starting
+ * where the one before ended) whose rates agree within CAL_AGREE_PPM?  If
+ * so, the calibrated rate is the one over their combined span.
+ */
+static bool
+windows_agree(const CalWindows *w, FtClockFacts *f)
+{
+	int			first = w->ngood - CAL_AGREE_WINDOWS;
+	double		lo,
+				hi;
+
+	if (first < 0)
+		return false;
+	lo = hi = w->hz[w->ngood - 1];
+	for (int i = first; i < w->ngood; i++)
+	{
+		if (w->hz[i] < lo)
+			lo = w->hz[i];
+		if (w->hz[i] > hi)
+			hi = w->hz[i];
+		if (i > first && w->t0[i] != w->t1[i - 1])
+			return false;
+	}
+	if ((hi - lo) / lo * 1e6 > CAL_AGREE_PPM)
+		return false;
+	f->calibrated_hz = (double) (w->t1[w->ngood - 1] - w->t0[first]) * 1e9 /
+		(double) (w->n1[w->ngood - 1] - w->n0[first]);
+	f->calibration_spread_ppm = (hi - lo) / lo * 1e6;
+	f->calibration_ok = true;
+	return true;
+}
+
+/* Say why calibration failed, when no clock failure said it already. */
+static void
+calibration_failure_note(FtClockFacts *f, const CalWindows *w)
+{
+	if (f->calibration_note[0] != '\0')
+		return;
+	if (w->ngood > 1)
+	{
+		double		sorted[CAL_MAX_WINDOWS];
+
+		memcpy(sorted, w->hz, sizeof(double) * w->ngood);
+		qsort(sorted, w->ngood, sizeof(double), cmp_double);
+		snprintf(f->calibration_note, sizeof(f->calibration_note),
+				 "%d windows in 100 ms did not agree within %.0f ppm (%d had wide brackets; measured %.0f to %.0f kHz)",
+				 w->nwindows, CAL_AGREE_PPM, w->nwide,
+				 sorted[0] / 1000.0, sorted[w->ngood - 1] / 1000.0);
+	}
+	else
+		snprintf(f->calibration_note, sizeof(f->calibration_note),
+				 "%d windows in 100 ms did not agree within %.0f ppm (%d had wide brackets: the machine may be too busy)",
+				 w->nwindows, CAL_AGREE_PPM, w->nwide);
+}
+
 /*
  * Calibrate the TSC against CLOCK_MONOTONIC_RAW (not slewed by NTP).
  *
@@ -235,160 +364,72 @@ cmp_double(const void *a, const void *b)
  * We succeed when the last CAL_AGREE_WINDOWS good windows agree within
  * CAL_AGREE_PPM, and report the rate over their combined span.  All of it
  * must fit in about 100 ms.  The process is pinned to its current CPU
- * meanwhile, so a migration between CPUs whose TSCs differ slightly cannot
- * skew a window.
+ * meanwhile.
  */
 static void
 ft_calibrate_tsc(FtClockFacts *f)
 {
 #ifdef __linux__
 	cpu_set_t	saved;
-	bool		pinned = false;
+	bool		pinned = pin_to_current_cpu(&saved);
 #endif
-	int64_t		deadline;
+	CalWindows	w;
+	int64_t		deadline = raw_ns();
 	uint64_t	tsc_prev,
-				w_prev;
+				w_prev,
+				min_w;
 	int64_t		ns_prev;
-	/* chain of good windows: start/end of each */
-	uint64_t	good_t0[64],
-				good_t1[64];
-	int64_t		good_n0[64],
-				good_n1[64];
-	double		good_hz[64];
-	int			ngood = 0,
-				nwindows = 0,
-				nwide = 0;
-	uint64_t	min_w;
 
-#ifdef __linux__
-	if (sched_getaffinity(0, sizeof(saved), &saved) == 0)
-	{
-		cpu_set_t	one;
-		int			cpu = sched_getcpu();
-
-		if (cpu >= 0)
-		{
-			CPU_ZERO(&one);
-			CPU_SET(cpu, &one);
-			pinned = (sched_setaffinity(0, sizeof(one), &one) == 0);
-		}
-	}
-#endif
-
-	deadline = raw_ns();
+	memset(&w, 0, sizeof(w));
 	if (deadline < 0)
-	{
 		snprintf(f->calibration_note, sizeof(f->calibration_note),
 				 "CLOCK_MONOTONIC_RAW cannot be read");
-		goto done;
-	}
-	deadline += CAL_BUDGET_NS;
-	bracketed_read(f->rdtscp, &tsc_prev, &ns_prev, &w_prev);
-	min_w = w_prev;
-
-	while (raw_ns() + CAL_WINDOW_NS < deadline && ngood < 64 &&
-		   nwindows < CAL_MAX_WINDOWS)
+	else
 	{
-		uint64_t	tsc,
-					w,
-					spin_start = ft_read_tsc();
-		int64_t		ns,
-					now;
-		double		hz;
-
-		/*
-		 * Spin rather than sleep: staying on the CPU keeps brackets tight.
-		 * A clock that fails or stands still ends the calibration.
-		 */
-		while ((now = raw_ns()) >= 0 && now - ns_prev < CAL_WINDOW_NS &&
-			   ft_read_tsc() - spin_start < CAL_SPIN_MAX_TICKS)
-			;
-		if (now < 0 || now - ns_prev < CAL_WINDOW_NS)
+		deadline += CAL_BUDGET_NS;
+		bracketed_read(f->rdtscp, &tsc_prev, &ns_prev, &w_prev);
+		min_w = w_prev;
+		while (raw_ns() + CAL_WINDOW_NS < deadline &&
+			   w.ngood < CAL_MAX_WINDOWS && w.nwindows < CAL_MAX_WINDOWS)
 		{
-			snprintf(f->calibration_note, sizeof(f->calibration_note),
-					 now < 0 ? "CLOCK_MONOTONIC_RAW cannot be read" :
-					 "CLOCK_MONOTONIC_RAW did not advance while the TSC counted %llu ticks",
-					 (unsigned long long) CAL_SPIN_MAX_TICKS);
-			goto done;
-		}
-		bracketed_read(f->rdtscp, &tsc, &ns, &w);
-		nwindows++;
-		if (w < min_w)
-			min_w = w;
+			uint64_t	tsc,
+						width;
+			int64_t		ns;
 
-		if (tsc <= tsc_prev || ns <= ns_prev)
-		{
-			tsc_prev = tsc, ns_prev = ns, w_prev = w;
-			continue;
-		}
-		hz = (double) (tsc - tsc_prev) * 1e9 / (double) (ns - ns_prev);
-		if (w_prev <= 2 * min_w + CAL_BRACKET_SLACK &&
-			w <= 2 * min_w + CAL_BRACKET_SLACK)
-		{
-			good_t0[ngood] = tsc_prev;
-			good_n0[ngood] = ns_prev;
-			good_t1[ngood] = tsc;
-			good_n1[ngood] = ns;
-			good_hz[ngood] = hz;
-			ngood++;
-
-			/* do the last few consecutive good windows agree? */
-			if (ngood >= CAL_AGREE_WINDOWS)
+			if (spin_one_window(f, ns_prev) != NULL)
+				break;
+			bracketed_read(f->rdtscp, &tsc, &ns, &width);
+			w.nwindows++;
+			if (width < min_w)
+				min_w = width;
+			if (tsc > tsc_prev && ns > ns_prev)
 			{
-				double		lo = good_hz[ngood - 1],
-							hi = good_hz[ngood - 1];
-				bool		chained = true;
-				int			first = ngood - CAL_AGREE_WINDOWS;
-
-				for (int i = first; i < ngood; i++)
+				if (w_prev <= 2 * min_w + CAL_BRACKET_SLACK &&
+					width <= 2 * min_w + CAL_BRACKET_SLACK)
 				{
-					if (good_hz[i] < lo)
-						lo = good_hz[i];
-					if (good_hz[i] > hi)
-						hi = good_hz[i];
-					if (i > first && good_t0[i] != good_t1[i - 1])
-						chained = false;
+					w.t0[w.ngood] = tsc_prev;
+					w.n0[w.ngood] = ns_prev;
+					w.t1[w.ngood] = tsc;
+					w.n1[w.ngood] = ns;
+					w.hz[w.ngood] = (double) (tsc - tsc_prev) * 1e9 /
+						(double) (ns - ns_prev);
+					w.ngood++;
+					if (windows_agree(&w, f))
+						break;
 				}
-				if (chained && (hi - lo) / lo * 1e6 <= CAL_AGREE_PPM)
-				{
-					f->calibrated_hz =
-						(double) (good_t1[ngood - 1] - good_t0[first]) * 1e9 /
-						(double) (good_n1[ngood - 1] - good_n0[first]);
-					f->calibration_spread_ppm = (hi - lo) / lo * 1e6;
-					f->calibration_ok = true;
-					break;
-				}
+				else
+					w.nwide++;
 			}
+			tsc_prev = tsc, ns_prev = ns, w_prev = width;
 		}
-		else
-			nwide++;
-		tsc_prev = tsc, ns_prev = ns, w_prev = w;
 	}
 
-done:
 #ifdef __linux__
 	if (pinned)
 		(void) sched_setaffinity(0, sizeof(saved), &saved);
 #endif
-
-	if (!f->calibration_ok && f->calibration_note[0] == '\0')
-	{
-		if (ngood > 1)
-		{
-			double		sorted[64];
-
-			memcpy(sorted, good_hz, sizeof(double) * ngood);
-			qsort(sorted, ngood, sizeof(double), cmp_double);
-			snprintf(f->calibration_note, sizeof(f->calibration_note),
-					 "%d windows in 100 ms did not agree within %.0f ppm (%d had wide brackets; measured %.0f to %.0f kHz)",
-					 nwindows, CAL_AGREE_PPM, nwide,
-					 sorted[0] / 1000.0, sorted[ngood - 1] / 1000.0);
-		}
-		else
-			snprintf(f->calibration_note, sizeof(f->calibration_note),
-					 "%d windows in 100 ms did not agree within %.0f ppm (%d had wide brackets: the machine may be too busy)",
-					 nwindows, CAL_AGREE_PPM, nwide);
-	}
+	if (!f->calibration_ok)
+		calibration_failure_note(f, &w);
 }
 
 #endif							/* FT_HAVE_TSC */
@@ -496,8 +537,8 @@ bool
 ft_read_kernel_clocksource(char *current, size_t curlen,
 						   char *available, size_t availlen)
 {
-#ifdef FASTTIME_FAULT_INJECTION
-	const char *fake = ft_fault_clocksource_file();
+	const char *fake = facts_faults && facts_faults->clocksource_file ?
+		facts_faults->clocksource_file() : NULL;
 
 	if (fake != NULL)
 	{
@@ -517,15 +558,13 @@ ft_read_kernel_clocksource(char *current, size_t curlen,
 							available, availlen);
 	}
 	else
-#endif
 	{
 		read_sysfs_line(CLOCKSOURCE_DIR "current_clocksource", current, curlen);
 		read_sysfs_line(CLOCKSOURCE_DIR "available_clocksource",
 						available, availlen);
 	}
-#ifdef FASTTIME_FAULT_INJECTION
-	ft_fault_apply_kernel_facts(current, curlen, available, availlen);
-#endif
+	if (facts_faults && facts_faults->apply_kernel_facts)
+		facts_faults->apply_kernel_facts(current, curlen, available, availlen);
 	return current[0] != '\0';
 }
 
@@ -637,10 +676,9 @@ read_kernel_cpu_flags(FtClockFacts *f)
 	char		line[8192];
 	bool		found = false;
 
-#ifdef FASTTIME_FAULT_INJECTION
-	if (ft_fault_cpuinfo_file() != NULL)
-		path = ft_fault_cpuinfo_file();
-#endif
+	if (facts_faults && facts_faults->cpuinfo_file &&
+		facts_faults->cpuinfo_file() != NULL)
+		path = facts_faults->cpuinfo_file();
 	fp = fopen(path, "r");
 	if (fp != NULL)
 	{
@@ -753,9 +791,8 @@ ft_detect_clock_facts(FtClockFacts *f)
 			 "not an x86-64 CPU");
 #endif
 	f->detected = true;
-#ifdef FASTTIME_FAULT_INJECTION
-	ft_fault_apply_facts(f);	/* test builds only: FASTTIME_FAULT_FACTS */
-#endif
+	if (facts_faults && facts_faults->apply_facts)
+		facts_faults->apply_facts(f);	/* test builds only */
 }
 
 /*

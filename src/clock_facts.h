@@ -117,23 +117,32 @@ extern void ft_merge_cpu_flags(FtClockFacts *facts);
 extern bool ft_read_kernel_clocksource(char *current, size_t curlen,
 									   char *available, size_t availlen);
 
-#ifdef FASTTIME_FAULT_INJECTION
-/* fault_injection.c (test builds only): degrade facts per FASTTIME_FAULT_FACTS */
-extern void ft_fault_apply_facts(FtClockFacts *facts);
-/* ... the file to read the kernel's clocksource from, or NULL for sysfs */
-extern const char *ft_fault_clocksource_file(void);
-/* ... the file to read the kernel's CPU flags from, or NULL for /proc */
-extern const char *ft_fault_cpuinfo_file(void);
-/* ... and FASTTIME_FAULT_FACTS's kernel_* tokens applied to what was read */
-extern void ft_fault_apply_kernel_facts(char *current, size_t curlen,
-										char *available, size_t availlen);
-/* ... mangle the facts a leader publishes, per fasttime.fault_publish_facts */
-extern void ft_fault_mangle_published(char *buf, size_t buflen);
-/* ... replace the clock calibration reads (NULL: clock_gettime again) */
-extern void ft_fault_set_raw_clock(int (*fn) (clockid_t, struct timespec *));
-/* ... and define the fasttime.fault_tick_* settings (needs a server) */
-extern void ft_fault_define_gucs(void);
-#endif
+/*
+ * Test-only hooks into fact gathering.  A fault-injection build registers
+ * them (fault_injection.c, ft_fault_register), so that this file calls
+ * nothing of the fault build's and the dependency runs one way; a normal
+ * build registers none.
+ */
+typedef struct FtFactsFaults
+{
+	/* degrade the detected facts per FASTTIME_FAULT_FACTS */
+	void		(*apply_facts) (FtClockFacts *facts);
+	/* the file to read the kernel's clocksource from, or NULL for sysfs */
+	const char *(*clocksource_file) (void);
+	/* FASTTIME_FAULT_FACTS's kernel_* tokens applied to what was read */
+	void		(*apply_kernel_facts) (char *current, size_t curlen,
+									   char *available, size_t availlen);
+	/* the file to read the kernel's CPU flags from, or NULL for /proc */
+	const char *(*cpuinfo_file) (void);
+	/* mangle the facts a leader publishes, per fasttime.fault_publish_facts */
+	void		(*mangle_published) (char *buf, size_t buflen);
+} FtFactsFaults;
+
+extern void ft_register_facts_faults(const FtFactsFaults *faults);
+extern const FtFactsFaults *ft_facts_faults(void);
+
+/* replace the clock calibration reads (NULL: clock_gettime again); tests */
+extern void ft_set_raw_clock(int (*fn) (clockid_t, struct timespec *));
 
 /* Name of a frequency origin as shown to users. */
 extern const char *ft_freq_origin_name(FtFreqOrigin origin);

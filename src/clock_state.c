@@ -269,9 +269,8 @@ ft_publish_facts(void)
 		return;
 
 	ft_facts_serialize(&ft_facts, buf, sizeof(buf));
-#ifdef FASTTIME_FAULT_INJECTION
-	ft_fault_mangle_published(buf, sizeof(buf));
-#endif
+	if (ft_facts_faults() && ft_facts_faults()->mangle_published)
+		ft_facts_faults()->mangle_published(buf, sizeof(buf));	/* tests */
 	ft_publishing_facts = true;
 	PG_TRY();
 	{

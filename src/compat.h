@@ -67,7 +67,39 @@
  * rather than overflow on an absurd interval (a TSC that jumped by
  * centuries), which a loop or a plain add would not survive.
  */
-extern void ft_instr_time_add_ns_slow(instr_time *t, uint64 ns);
+/*
+ * The rare case: an interval of a second or more.  Saturates at the
+ * largest representable time.  Here rather than in a .c file so that this
+ * header depends on nothing of fasttime's; out of line in each file that
+ * uses it, and marked unused so that files that do not, do not warn.
+ */
+static pg_attribute_unused() pg_noinline void
+ft_instr_time_add_ns_slow(instr_time *t, uint64 ns)
+{
+#if FT_INSTR_TIME_IS_TIMESPEC
+	uint64		sec = ns / NS_PER_SEC_COMPAT;
+	long		nsec = (long) (ns % NS_PER_SEC_COMPAT);
+
+	if (sec > (uint64) (PG_INT64_MAX / 2) - (uint64) t->tv_sec)
+	{
+		t->tv_sec = PG_INT64_MAX / 2;
+		t->tv_nsec = 0;
+		return;
+	}
+	t->tv_sec += (time_t) sec;
+	t->tv_nsec += nsec;
+	if (t->tv_nsec >= NS_PER_SEC_COMPAT)
+	{
+		t->tv_nsec -= NS_PER_SEC_COMPAT;
+		t->tv_sec++;
+	}
+#else
+	if (ns > (uint64) (PG_INT64_MAX - t->ticks))
+		t->ticks = PG_INT64_MAX;
+	else
+		t->ticks += (int64) ns;
+#endif
+}
 
 static inline void
 ft_instr_time_add_ns(instr_time *t, uint64 ns)

@@ -21,6 +21,7 @@
 
 #include "clock_state.h"
 #include "explain_option.h"
+#include "fault_injection.h"
 #include "node_timing.h"
 
 PG_MODULE_MAGIC;
@@ -226,6 +227,9 @@ ft_hint_where_set(GucSource source)
 void
 _PG_init(void)
 {
+#ifdef FASTTIME_FAULT_INJECTION
+	ft_fault_register();		/* test builds: before any fact is gathered */
+#endif
 	if (process_shared_preload_libraries_in_progress)
 		(void) ft_get_facts();
 

@@ -102,6 +102,7 @@
 #include <string.h>
 
 #include "clock_facts.h"
+#include "fault_injection.h"
 #include "ticks.h"
 
 /* clock_state.c's conversion (clock_state.h is not server-free) */
@@ -228,6 +229,9 @@ ft_fault_read_tsc_ordered(void)
 	return fault_read(true);
 }
 
+static void fault_apply_kernel_facts(char *current, size_t curlen,
+									 char *available, size_t availlen);
+
 /* Report a fact fault being applied, or a token we do not know. */
 #ifdef FT_FAULT_STANDALONE
 #define fault_note(unknown, ...) \
@@ -242,8 +246,8 @@ ft_fault_read_tsc_ordered(void)
  * that fault injection did it, so nobody mistakes the result for the
  * machine's.
  */
-void
-ft_fault_apply_facts(FtClockFacts *f)
+static void
+fault_apply_facts(FtClockFacts *f)
 {
 	const char *env = getenv("FASTTIME_FAULT_FACTS");
 	char		buf[256];
@@ -281,7 +285,7 @@ ft_fault_apply_facts(FtClockFacts *f)
 				 strcmp(tok, "kernel_kvm_clock") == 0 ||
 				 strcmp(tok, "kernel_tsc") == 0 ||
 				 strcmp(tok, "kernel_unreadable") == 0)
-			ft_fault_apply_kernel_facts(f->kernel_clocksource,
+			fault_apply_kernel_facts(f->kernel_clocksource,
 										sizeof(f->kernel_clocksource),
 										f->kernel_available,
 										sizeof(f->kernel_available));
@@ -306,7 +310,7 @@ ft_fault_apply_facts(FtClockFacts *f)
 		{
 			bool		a = (tok[8] == 'a');
 
-			ft_fault_apply_kernel_facts(f->kernel_clocksource,
+			fault_apply_kernel_facts(f->kernel_clocksource,
 										sizeof(f->kernel_clocksource),
 										f->kernel_available,
 										sizeof(f->kernel_available));
@@ -343,9 +347,9 @@ ft_fault_apply_facts(FtClockFacts *f)
  * the same faked kernel as detection did, or it would "notice" the real
  * one a second later.
  */
-void
-ft_fault_apply_kernel_facts(char *current, size_t curlen,
-							char *available, size_t availlen)
+static void
+fault_apply_kernel_facts(char *current, size_t curlen,
+						 char *available, size_t availlen)
 {
 	const char *env = getenv("FASTTIME_FAULT_FACTS");
 	char		buf[256];
@@ -385,8 +389,8 @@ ft_fault_apply_kernel_facts(char *current, size_t curlen,
 }
 
 /* FASTTIME_FAULT_CLOCKSOURCE_FILE, or NULL: see ft_read_kernel_clocksource */
-const char *
-ft_fault_clocksource_file(void)
+static const char *
+fault_clocksource_file(void)
 {
 	const char *f = getenv("FASTTIME_FAULT_CLOCKSOURCE_FILE");
 
@@ -394,8 +398,8 @@ ft_fault_clocksource_file(void)
 }
 
 /* FASTTIME_FAULT_CPUINFO_FILE, or NULL: see read_kernel_cpu_flags */
-const char *
-ft_fault_cpuinfo_file(void)
+static const char *
+fault_cpuinfo_file(void)
 {
 	const char *f = getenv("FASTTIME_FAULT_CPUINFO_FILE");
 
@@ -408,8 +412,8 @@ ft_fault_cpuinfo_file(void)
  * a leader running another build of fasttime would send them.  The image
  * keeps its length; only the tag (or everything) changes.
  */
-void
-ft_fault_mangle_published(char *buf, size_t buflen)
+static void
+fault_mangle_published(char *buf, size_t buflen)
 {
 	size_t		len = strlen(buf);
 
@@ -436,6 +440,25 @@ ft_fault_mangle_published(char *buf, size_t buflen)
 			break;
 	}
 	fault_note(false, "fasttime fault injection: published clock facts mangled");
+}
+
+/*
+ * Hook the faults into fact gathering (clock_facts.c), which calls nothing
+ * of this file's by name.  _PG_init does this first thing in fault builds,
+ * before the facts are gathered; so do the unit tests.
+ */
+void
+ft_fault_register(void)
+{
+	static const FtFactsFaults hooks = {
+		fault_apply_facts,
+		fault_clocksource_file,
+		fault_apply_kernel_facts,
+		fault_cpuinfo_file,
+		fault_mangle_published
+	};
+
+	ft_register_facts_faults(&hooks);
 }
 
 #ifndef FT_FAULT_STANDALONE

@@ -84,6 +84,7 @@
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 
+#include "fault_injection.h"
 #include "node_wrappers.h"
 
 /*
@@ -100,7 +101,6 @@
  * (start plain, start ordered, stop plain, stop ordered), for
  * fasttime_status() and t/009.
  */
-extern uint64 ft_fault_wrapper_reads[4];
 #define FT_TICKS_AT(stop) (ft_fault_wrapper_reads[(stop) * 2]++, ft_node_ticks())
 #define FT_TICKS_ORDERED_AT(stop) (ft_fault_wrapper_reads[(stop) * 2 + 1]++, ft_node_ticks_ordered())
 #define FT_STOCK_CLOCK(t) INSTR_TIME_SET_CURRENT(t)
@@ -298,38 +298,6 @@ ft_work(PlanState *node)
 {
 	return (double) ft_sampled_calls + node->instrument->nfiltered1 +
 		node->instrument->nfiltered2;
-}
-
-/*
- * The rare case of ft_instr_time_add_ns (compat.h): an interval of a second
- * or more.  Saturates at the largest representable time.
- */
-void
-ft_instr_time_add_ns_slow(instr_time *t, uint64 ns)
-{
-#if FT_INSTR_TIME_IS_TIMESPEC
-	uint64		sec = ns / NS_PER_SEC_COMPAT;
-	long		nsec = (long) (ns % NS_PER_SEC_COMPAT);
-
-	if (sec > (uint64) (PG_INT64_MAX / 2) - (uint64) t->tv_sec)
-	{
-		t->tv_sec = PG_INT64_MAX / 2;
-		t->tv_nsec = 0;
-		return;
-	}
-	t->tv_sec += (time_t) sec;
-	t->tv_nsec += nsec;
-	if (t->tv_nsec >= NS_PER_SEC_COMPAT)
-	{
-		t->tv_nsec -= NS_PER_SEC_COMPAT;
-		t->tv_sec++;
-	}
-#else
-	if (ns > (uint64) (PG_INT64_MAX - t->ticks))
-		t->ticks = PG_INT64_MAX;
-	else
-		t->ticks += (int64) ns;
-#endif
 }
 
 /* ---------------------------------------------------------------------

@@ -41,6 +41,7 @@
 #include "utils/tuplestore.h"
 #include "utils/wait_event.h"
 
+#include "fault_injection.h"
 #include "node_timing.h"
 
 PG_FUNCTION_INFO_V1(fasttime_histogram);
@@ -668,8 +669,6 @@ fasttime_status(PG_FUNCTION_ARGS)
 	ft_status_row(rsinfo, "wrapper_vector_reason", ft_wrappers_isa_reason());
 #ifdef FASTTIME_FAULT_INJECTION
 	{
-		extern uint64 ft_fault_wrapper_reads[4];
-
 		ft_status_row(rsinfo, "fault_wrapper_start_reads_plain",
 					  psprintf(UINT64_FORMAT, ft_fault_wrapper_reads[0]));
 		ft_status_row(rsinfo, "fault_wrapper_start_reads_ordered",

@@ -13,7 +13,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $choice_re = qr/LOG:  fasttime: fasttime\.clock_source = (\w+), plan nodes are timed with (\w+), every call\n[^\n]*DETAIL:  ([^\n]*)/;
+my $choice_re = qr/LOG:  fasttime: fasttime\.clock_source = (\w+), plan nodes are timed with (\w+), every call[^\n]*\n[^\n]*DETAIL:  ([^\n]*)/;
 
 # (setting, clock, detail) of each start-up line in a piece of log
 sub choice_lines

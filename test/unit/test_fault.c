@@ -17,6 +17,7 @@
 
 #include "clock_decide.h"
 #include "clock_facts.h"
+#include "fault_injection.h"
 #include "ticks.h"
 #include "tap.h"
 
@@ -153,7 +154,7 @@ faulted(const char *env, FtClockFacts *f, FtClockSetting s, FtDecision *d)
 {
 	healthy(f);
 	setenv("FASTTIME_FAULT_FACTS", env, 1);
-	ft_fault_apply_facts(f);
+	ft_facts_faults()->apply_facts(f);
 	unsetenv("FASTTIME_FAULT_FACTS");
 	ft_decide(f, s, d);
 }
@@ -189,7 +190,7 @@ test_facts(void)
 
 	healthy(&f);
 	unsetenv("FASTTIME_FAULT_FACTS");
-	ft_fault_apply_facts(&f);
+	ft_facts_faults()->apply_facts(&f);
 	ft_decide(&f, FT_SETTING_AUTO, &d);
 	ok(d.choice == FT_CHOICE_TSC, "no FASTTIME_FAULT_FACTS: healthy facts untouched, auto = tsc");
 
@@ -247,7 +248,7 @@ test_facts(void)
 	f.cpuid_rdtscp = false;
 	ft_merge_cpu_flags(&f);
 	setenv("FASTTIME_FAULT_FACTS", "machine_a", 1);
-	ft_fault_apply_facts(&f);
+	ft_facts_faults()->apply_facts(&f);
 	unsetenv("FASTTIME_FAULT_FACTS");
 	ok(f.rdtscp && ft_fault_no_real_rdtscp,
 	   "machine_a on a CPU without RDTSCP: the fact is faked, the reads are not");
@@ -332,7 +333,7 @@ test_calibration_bounded(void)
 
 	diag("--- calibration with a broken CLOCK_MONOTONIC_RAW");
 	unsetenv("FASTTIME_FAULT_FACTS");
-	ft_fault_set_raw_clock(failing_clock);
+	ft_set_raw_clock(failing_clock);
 	t0 = now_s();
 	ft_detect_clock_facts(&f);
 	ok(now_s() - t0 < 5.0 && !f.calibration_ok &&
@@ -341,7 +342,7 @@ test_calibration_bounded(void)
 	   "failing clock: detection ends in %.3f s, calibration failed (%s)",
 	   now_s() - t0, f.calibration_note);
 
-	ft_fault_set_raw_clock(stuck_clock);
+	ft_set_raw_clock(stuck_clock);
 	t0 = now_s();
 	ft_detect_clock_facts(&f);
 	ok(now_s() - t0 < 5.0 && !f.calibration_ok &&
@@ -349,7 +350,7 @@ test_calibration_bounded(void)
 	   !ft_tsc_usable(&f, why, sizeof(why)),
 	   "clock standing still: detection ends in %.3f s, calibration failed (%s)",
 	   now_s() - t0, f.calibration_note);
-	ft_fault_set_raw_clock(NULL);
+	ft_set_raw_clock(NULL);
 }
 
 /*
@@ -408,13 +409,13 @@ test_publish_mangling(void)
 	{
 		ft_facts_serialize(&f, buf, sizeof(buf));
 		ft_fault_publish_facts = mode;
-		ft_fault_mangle_published(buf, sizeof(buf));
+		ft_facts_faults()->mangle_published(buf, sizeof(buf));
 		ok(!ft_facts_parse(buf, &g), "%s: this build cannot parse it (%.16s...)",
 		   what[mode - 1], buf);
 	}
 	ft_fault_publish_facts = 0;
 	ft_facts_serialize(&f, buf, sizeof(buf));
-	ft_fault_mangle_published(buf, sizeof(buf));
+	ft_facts_faults()->mangle_published(buf, sizeof(buf));
 	ok(ft_facts_parse(buf, &g), "none: unchanged, parses");
 }
 
@@ -422,6 +423,7 @@ int
 main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	ft_fault_register();
 	test_ticks();
 	test_facts();
 	test_calibration_bounded();
