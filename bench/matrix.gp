@@ -20,7 +20,7 @@ set datafile missing "NaN"
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dashtype 2 linecolor rgb "#555555"
 plot datafile using 2:xtic(1) title "stock (clock_gettime)" linecolor rgb "#c0392b", \
      '' using 3 title "fasttime exact" linecolor rgb "#2471a3", \
-     '' using 4 title "fasttime sampled (1 in 16)" linecolor rgb "#5dade2", \
+     '' using 4 title "fasttime sampled (at least 1 in 16)" linecolor rgb "#5dade2", \
      '' using 5 title "floor (no clock read)" linecolor rgb "#7f8c8d", \
      '' using ($0 - 0.34):2:(sprintf("%.2f", $2)) with labels font "sans,8" offset 0,0.6 notitle, \
      '' using ($0 - 0.11):3:(sprintf("%.2f", $3)) with labels font "sans,8" offset 0,0.6 notitle, \

@@ -5,12 +5,15 @@
 # to choose), it
 #   1. installs this tree's fasttime into it (make install: run as root);
 #   2. bench/matrix.sh: W1-W4, plain and four EXPLAIN modes x stock,
-#      fasttime exact and fasttime sampled (1 in 16), interleaved, as a
-#      multiple of the plain query;
+#      fasttime exact (default reads: the start read ordered), exact with
+#      plain reads, exact with both reads ordered, and fasttime sampled
+#      (at least 1 in 16), interleaved, as a multiple of the plain query;
 #   3. the same for a floor build (make FLOOR=1: wrappers that read no
 #      clock) in a private copy of the installation, exact and sampled;
-#   4. bench/accuracy.sh: sampled timing's node totals against exact
-#      timing's, W1-W5 (W5 heavy-tailed);
+#   4. bench/accuracy.sh: exact timing's read disciplines and sampled
+#      timing's node totals against ordered exact timing, with the noise
+#      floor of the same mode run twice, W1-W10 (W5 heavy-tailed, W6-W10
+#      the shapes of bench/sql/shapes.sql);
 # then writes bench/out/report.md (every table) and bench/out/matrix-*.png
 # (EXPLAIN ANALYZE as typed, and TIMING OFF as typed, x plain, per version).
 #
