@@ -292,6 +292,16 @@ ft_sample_long(PlanState *node, FtNodeSample *s, uint64 start, bool counted_down
 		ft_sample_redraw(s);
 }
 
+/* The same under the stock clock. */
+static pg_noinline void
+ft_sample_long_clock(PlanState *node, const instr_time *start)
+{
+	instr_time	stop;
+
+	FT_STOCK_CLOCK(stop);
+	INSTR_TIME_ACCUM_DIFF(node->instrument->counter, stop, *start);
+}
+
 /* The work done so far in this backend, as seen from one node. */
 static inline double
 ft_work(PlanState *node)
@@ -440,9 +450,18 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 		{
 			int64		d = ft_instr_time_diff_ns(clock_stop, clock_start);
 			uint64		ns = d > 0 ? (uint64) d : 0;
+			double		work = guarded ? ft_work(node) - work0 : 0;
 
-			ft_instr_time_add_ns(&instr->counter, ft_weighted_ns(ns, sample->weight));
-			ft_sample_timed(sample, ns, 0);
+			if (guarded && work >= sample->work_limit)
+			{
+				INSTR_TIME_ACCUM_DIFF(instr->counter, clock_stop, clock_start);
+				ft_sample_redraw(sample);
+			}
+			else
+			{
+				ft_instr_time_add_ns(&instr->counter, ft_weighted_ns(ns, sample->weight));
+				ft_sample_timed(sample, ns, work);
+			}
 		}
 		else
 			INSTR_TIME_ACCUM_DIFF(instr->counter, clock_stop, clock_start);
@@ -516,6 +535,16 @@ ft_wrap_sampled(PlanState *node, const FtTimer clock, const FtTimer sampled,
 		 * read, and the second only if the call turns out long.
 		 */
 		work0 = ft_work(node);
+		if (clock == FT_TIMER_CLOCK_GETTIME)
+		{
+			instr_time	cstart;
+
+			FT_STOCK_CLOCK(cstart);
+			result = ft_wrap(node, FT_TIMER_NONE, buf, wal, gather, false, NULL, false, sampled);
+			if (unlikely(ft_work(node) - work0 >= s->work_limit))
+				ft_sample_long_clock(node, &cstart);
+			return result;
+		}
 		start = FT_TICKS_AT(0);
 		result = ft_wrap(node, FT_TIMER_NONE, buf, wal, gather, false, NULL, false, sampled);
 		if (unlikely(ft_work(node) - work0 >= s->work_limit))
@@ -540,6 +569,8 @@ ft_wrap_sampled(PlanState *node, const FtTimer clock, const FtTimer sampled,
 	 ft_wrap_sampled(node, FT_TIMER_TSC_ORDERED, FT_TIMER_TSC_SAMPLED_ORDERED, b, w, g, true) : \
 	 (t) == FT_TIMER_CLOCK_GETTIME_SAMPLED ? \
 	 ft_wrap_sampled(node, FT_TIMER_CLOCK_GETTIME, FT_TIMER_CLOCK_GETTIME_SAMPLED, b, w, g, false) : \
+	 (t) == FT_TIMER_CLOCK_GETTIME_SAMPLED_GUARDED ? \
+	 ft_wrap_sampled(node, FT_TIMER_CLOCK_GETTIME, FT_TIMER_CLOCK_GETTIME_SAMPLED, b, w, g, true) : \
 	 ft_wrap(node, (FtTimer) (t), b, w, g, false, NULL, false, (FtTimer) (t)))
 #define FT_W1(isa, attr, t, b, w) \
 static attr TupleTableSlot * \
@@ -559,7 +590,7 @@ ft_##isa##_##t##_##b##_##w##_1(PlanState *node) \
 	FT_WT(isa, attr, 0) FT_WT(isa, attr, 1) FT_WT(isa, attr, 2) \
 	FT_WT(isa, attr, 3) FT_WT(isa, attr, 4) FT_WT(isa, attr, 5) \
 	FT_WT(isa, attr, 6) FT_WT(isa, attr, 7) FT_WT(isa, attr, 8) \
-	FT_WT(isa, attr, 9)
+	FT_WT(isa, attr, 9) FT_WT(isa, attr, 10)
 
 #define FT_E1(isa, t, b, w) \
 	{ft_##isa##_##t##_##b##_##w##_0, ft_##isa##_##t##_##b##_##w##_1}
@@ -568,7 +599,8 @@ ft_##isa##_##t##_##b##_##w##_1(PlanState *node) \
 	 {FT_E1(isa, t, 1, 0), FT_E1(isa, t, 1, 1)}}
 #define FT_EALL(isa) \
 	{FT_ET(isa, 0), FT_ET(isa, 1), FT_ET(isa, 2), FT_ET(isa, 3), FT_ET(isa, 4), \
-	 FT_ET(isa, 5), FT_ET(isa, 6), FT_ET(isa, 7), FT_ET(isa, 8), FT_ET(isa, 9)}
+	 FT_ET(isa, 5), FT_ET(isa, 6), FT_ET(isa, 7), FT_ET(isa, 8), FT_ET(isa, 9), \
+	 FT_ET(isa, 10)}
 
 typedef ExecProcNodeMtd FtWrapperTable[FT_N_TIMERS][2][2][2];
 
@@ -620,10 +652,12 @@ ft_method(PlanState *ps, FtTimer timer)
 	bool		gather = IsA(ps, GatherState) || IsA(ps, GatherMergeState);
 
 	/* nodes that can have long calls catch them */
-	if ((timer == FT_TIMER_TSC_SAMPLED || timer == FT_TIMER_TSC_SAMPLED_ORDERED) &&
+	if ((timer == FT_TIMER_TSC_SAMPLED || timer == FT_TIMER_TSC_SAMPLED_ORDERED ||
+		 timer == FT_TIMER_CLOCK_GETTIME_SAMPLED) &&
 		ft_can_have_long_calls(ps))
 		timer = timer == FT_TIMER_TSC_SAMPLED ? FT_TIMER_TSC_SAMPLED_GUARDED :
-			FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED;
+			timer == FT_TIMER_TSC_SAMPLED_ORDERED ? FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED :
+			FT_TIMER_CLOCK_GETTIME_SAMPLED_GUARDED;
 
 	/* async nodes' first-tuple rule looks at every call: never sample */
 	if (instr->async_mode)
@@ -633,7 +667,8 @@ ft_method(PlanState *ps, FtTimer timer)
 		else if (timer == FT_TIMER_TSC_SAMPLED_ORDERED ||
 				 timer == FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED)
 			timer = FT_TIMER_TSC_ORDERED;
-		else if (timer == FT_TIMER_CLOCK_GETTIME_SAMPLED)
+		else if (timer == FT_TIMER_CLOCK_GETTIME_SAMPLED ||
+				 timer == FT_TIMER_CLOCK_GETTIME_SAMPLED_GUARDED)
 			timer = FT_TIMER_CLOCK_GETTIME;
 	}
 	return (*ft_table)[timer][instr->need_bufusage ? 1 : 0]
@@ -662,10 +697,11 @@ FT_FIRST(6)
 FT_FIRST(7)
 FT_FIRST(8)
 FT_FIRST(9)
+FT_FIRST(10)
 
 static const ExecProcNodeMtd ft_first[FT_N_TIMERS] = {
 	ft_first_0, ft_first_1, ft_first_2, ft_first_3, ft_first_4, ft_first_5,
-	ft_first_6, ft_first_7, ft_first_8, ft_first_9
+	ft_first_6, ft_first_7, ft_first_8, ft_first_9, ft_first_10
 };
 
 /* Is this one of the methods we put nodes on? */
@@ -1026,6 +1062,8 @@ ft_timer_name(FtTimer timer)
 			return "tsc, sampled, long calls caught";
 		case FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED:
 			return "tsc, sampled, ordered reads, long calls caught";
+		case FT_TIMER_CLOCK_GETTIME_SAMPLED_GUARDED:
+			return "clock_gettime, sampled, long calls caught";
 	}
 	return "?";
 }

@@ -32,10 +32,11 @@ typedef enum FtTimer
 	FT_TIMER_TSC_SAMPLED_ORDERED,	/* sampled per node, both reads ordered */
 	/* node-level only: the two above for nodes whose long calls are caught */
 	FT_TIMER_TSC_SAMPLED_GUARDED,
-	FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED
+	FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED,
+	FT_TIMER_CLOCK_GETTIME_SAMPLED_GUARDED
 } FtTimer;
 
-#define FT_N_TIMERS 10
+#define FT_N_TIMERS 11
 
 /* Values of fasttime.ordered_reads: which TSC reads wait for earlier work. */
 typedef enum FtReadOrder
@@ -64,7 +65,8 @@ ft_timer_is_sampled(FtTimer timer)
 		timer == FT_TIMER_CLOCK_GETTIME_SAMPLED ||
 		timer == FT_TIMER_TSC_SAMPLED_ORDERED ||
 		timer == FT_TIMER_TSC_SAMPLED_GUARDED ||
-		timer == FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED;
+		timer == FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED ||
+		timer == FT_TIMER_CLOCK_GETTIME_SAMPLED_GUARDED;
 }
 
 /* Which of its TSC reads are ordered. */

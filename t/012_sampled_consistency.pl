@@ -5,7 +5,10 @@
 # with a skewed inner side), no child reads longer than its parent --
 # inclusive times, Actual Total Time x Actual Loops, allowing for
 # EXPLAIN's rounding -- unless exact timing shows the same pair that way
-# too.  Rows and loops are the same as exact timing's in every run.
+# too.  Rows and loops are the same as exact timing's in every run.  Where
+# a fault-injection build is available, the same again on a server whose
+# facts are those of machine kind (b) (kvm-clock, TSC rejected), so that
+# auto samples with clock_gettime.
 use strict;
 use warnings;
 use FindBin;
@@ -16,10 +19,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = ft_node('sampled_consistency', conf => [ 'autovacuum = off' ]);
-$node->start;
-
-ft_sql($node, q{
+my $tables = q{
 	CREATE TABLE t AS SELECT g, g % 100 AS k, md5(g::text) AS s FROM generate_series(1, 30000) g;
 	CREATE INDEX t_k ON t (k);
 	CREATE INDEX t_g ON t (g);
@@ -33,7 +33,10 @@ ft_sql($node, q{
 	CREATE TABLE p2 PARTITION OF p FOR VALUES FROM (5000) TO (10000);
 	INSERT INTO p SELECT g, g % 13 FROM generate_series(0, 9999) g;
 	VACUUM ANALYZE;
-});
+};
+my $node = ft_node('sampled_consistency', conf => [ 'autovacuum = off' ]);
+$node->start;
+ft_sql($node, $tables);
 
 my ($rc, $status) = ft_sql($node, 'SET fasttime.clock_source = try_tsc; SHOW fasttime.clock_source_status');
 note("try_tsc is in effect as $status");
@@ -105,45 +108,70 @@ sub child_longer
 	return @bad;
 }
 
-sub explain
+sub run_explain
 {
-	my ($settings, $query) = @_;
+	my ($node, $clock, $settings, $query) = @_;
 	my ($rc, $out, $err) = ft_sql($node,
-		"SET max_parallel_workers_per_gather = 0; SET fasttime.clock_source = try_tsc; $settings "
+		"SET max_parallel_workers_per_gather = 0; SET fasttime.clock_source = $clock; $settings "
 		  . "EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, FORMAT JSON) $query");
 	die "EXPLAIN failed: $err" if $rc != 0;
 	return plan_nodes($out);
 }
 
-my $runs = 20;
-my ($total_flips, $total_plans) = (0, 0);
-for my $case (@cases)
+# run_cases NODE CLOCK_SOURCE RUNS LABEL CASES...
+sub run_cases
 {
-	my ($name, $settings, $query) = @$case;
-	explain($settings, $query);    # warm-up
-	my @exact = explain($settings, $query);
-	my %exact_flip = map { $_ => 1 } child_longer(@exact);
-	my (@flips, $same_shape);
-	$same_shape = 1;
-	for my $r (1 .. $runs)
+	my ($node, $clock, $runs, $label, @cases) = @_;
+	my ($total_flips, $total_plans) = (0, 0);
+	for my $case (@cases)
 	{
-		my @s = explain("$settings SET fasttime.timing_sample_interval = 16;", $query);
-		$same_shape &&= join(',', map { "$_->[0]/$_->[2]/$_->[3]" } @s) eq
-		  join(',', map { "$_->[0]/$_->[2]/$_->[3]" } @exact);
-		for my $i (child_longer(@s))
+		my ($name, $settings, $query) = @$case;
+		run_explain($node, $clock, $settings, $query);    # warm-up
+		my @exact = run_explain($node, $clock, $settings, $query);
+		my %exact_flip = map { $_ => 1 } child_longer(@exact);
+		my (@flips, $same_shape);
+		$same_shape = 1;
+		for my $r (1 .. $runs)
 		{
-			next if $exact_flip{$i};
-			push @flips, sprintf('run %d: %s %.3f ms > parent %s %.3f ms', $r, $s[$i][0], $s[$i][1],
-				$s[ $s[$i][4] ][0], $s[ $s[$i][4] ][1]);
+			my @s = run_explain($node, $clock, "$settings SET fasttime.timing_sample_interval = 16;", $query);
+			$same_shape &&= join(',', map { "$_->[0]/$_->[2]/$_->[3]" } @s) eq
+			  join(',', map { "$_->[0]/$_->[2]/$_->[3]" } @exact);
+			for my $i (child_longer(@s))
+			{
+				next if $exact_flip{$i};
+				push @flips, sprintf('run %d: %s %.3f ms > parent %s %.3f ms', $r, $s[$i][0], $s[$i][1],
+					$s[ $s[$i][4] ][0], $s[ $s[$i][4] ][1]);
+			}
+			$total_plans++;
 		}
-		$total_plans++;
+		$total_flips += @flips;
+		ok($same_shape, "$label$name: rows and loops of $runs sampled runs as exact");
+		is(scalar @flips, 0, "$label$name: no child longer than its parent in $runs sampled runs")
+		  or diag(join("\n", @flips));
 	}
-	$total_flips += @flips;
-	ok($same_shape, "$name: rows and loops of $runs sampled runs as exact");
-	is(scalar @flips, 0, "$name: no child longer than its parent in $runs sampled runs")
-	  or diag(join("\n", @flips));
+	note("$label$total_flips child-longer-than-parent cases over $total_plans sampled plans");
 }
-note("$total_flips child-longer-than-parent cases over $total_plans sampled plans");
 
+run_cases($node, 'try_tsc', 20, '', @cases);
 $node->stop;
+
+# machine kind (b): auto keeps clock_gettime, and samples with it
+my ($fault, $why) = ft_fault_install();
+SKIP:
+{
+	skip "no fault-injection build: $why", 1 unless $fault;
+	my $nb = ft_node('sampled_consistency_b', install_path => $fault, conf => [ 'autovacuum = off' ]);
+	{
+		local $ENV{FASTTIME_FAULT_FACTS} = 'machine_b';
+		$nb->start;
+	}
+	ft_sql($nb, $tables);
+	my ($rc2, $st) = ft_sql($nb, 'SET fasttime.clock_source = auto; SHOW fasttime.clock_source_status');
+	is($st, 'clock_gettime', 'kind (b): auto times nodes with clock_gettime');
+	my %long = map { $_ => 1 } ('hash join', 'nested loop, skewed inner side', 'memoize',
+		'correlated subplan in a filter', 'filtered scan, aggregate', 'CTE scanned twice');
+	run_cases($nb, 'auto', 10, 'clock_gettime, ', grep { $long{ $_->[0] } } @cases);
+	$nb->stop;
+}
+
 done_testing();
