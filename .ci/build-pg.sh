@@ -18,9 +18,9 @@
 #       PostgreSQL::Test TAP modules), build-essential, libipc-run-perl,
 #       python3 and valgrind. Prints the chroot's pg_config as seen from
 #       outside ($CACHE/trixie-pg17/usr/lib/postgresql/17/bin/pg_config): it
-#       only runs inside the chroot, so run the tests with .ci/pg17-chroot.sh,
-#       which mounts what they need (.ci/chroot-mounts.sh). Full server,
-#       tests can run.
+#       only runs inside the chroot, so run the tests with .ci/pg-chroot.sh 17
+#       (or .ci/pg17-chroot.sh), which mounts what they need
+#       (.ci/chroot-mounts.sh). Full server, tests can run.
 #   18  only as a source package in sid: downloaded with `apt-get source
 #       --download-only`, the upstream orig tarball is built (no Debian
 #       patches) into $CACHE/pg18 with --enable-debug --enable-tap-tests
@@ -28,6 +28,14 @@
 #       pg_stat_statements, the TAP perl modules and pg_regress under
 #       lib/pgxs/src/test/). Full server, tests can run (initdb refuses root:
 #       run servers/tests as an unprivileged user).
+#   19  only binary packages in experimental (no source package), whose
+#       server needs sid's libc. Same as 17 with a minbase Debian sid chroot
+#       in $CACHE/sid-pg19: experimental is added to its apt sources and
+#       postgresql-19, postgresql-server-dev-19, postgresql-client-19,
+#       libpq5 and libpq-dev are installed from experimental, the rest
+#       (same list as 17) from sid. Prints
+#       $CACHE/sid-pg19/usr/lib/postgresql/19/bin/pg_config; run things with
+#       .ci/pg-chroot.sh 19. Full server, tests can run.
 #   16  not available at all: error.
 #
 # The sid/trixie index files (for 18) are fetched with a private apt configuration
@@ -36,16 +44,17 @@
 # run time from the machine's apt sources (the stanza serving bookworm); no
 # host name is written here. Signatures are checked with the keyring named by
 # that stanza (debian-archive-keyring, which also covers sid/trixie). The 17
-# chroot is debootstrapped from the same mirror with the same keyring (its
-# own apt sources, in the cache, name that mirror).
+# and 19 chroots are debootstrapped from the same mirror with the same
+# keyring (their own apt sources, in the cache, name that mirror; 19's
+# experimental source is checked with a copy of that keyring).
 #
 # Cache: $FASTTIME_CI_CACHE (default /var/cache/fasttime-ci). A version's
 # result is reused as-is when its stamp file ($CACHE/pgNN/.fasttime-ci-stamp,
 # holding the Debian package version and the build settings; for 17
-# $CACHE/trixie-pg17/.fasttime-ci-stamp) exists and the settings match; a
-# cache hit needs no network. Set FASTTIME_CI_REFRESH=1 to
-# look for a newer package version and rebuild if there is one (17: apt-get
-# upgrade inside the chroot).
+# $CACHE/trixie-pg17/.fasttime-ci-stamp, for 19 $CACHE/sid-pg19/...) exists
+# and the settings match; a cache hit needs no network. Set
+# FASTTIME_CI_REFRESH=1 to look for a newer package version and rebuild if
+# there is one (17, 19: apt-get upgrade inside the chroot).
 # Other knobs: FASTTIME_CI_JOBS (make -j, default nproc+1),
 # FASTTIME_CI_CASSERT=1 (PG18: add --enable-cassert).
 # Builds happen in $CACHE/build/, never in the repository. Runs as root.
@@ -58,7 +67,7 @@ umask 022
 log() { echo "build-pg: $*"; }
 die() { echo "build-pg: ERROR: $*"; exit 1; }
 
-[[ $# -eq 1 && $1 =~ ^[0-9]+$ ]] || die "usage: $0 MAJOR   (15, 17 or 18)"
+[[ $# -eq 1 && $1 =~ ^[0-9]+$ ]] || die "usage: $0 MAJOR   (15, 17, 18 or 19)"
 MAJOR=$1
 CACHE=${FASTTIME_CI_CACHE:-/var/cache/fasttime-ci}
 JOBS=${FASTTIME_CI_JOBS:-$(( $(nproc) + 1 ))}
@@ -210,46 +219,69 @@ do_system() {
     result "$pgc"
 }
 
-# ====================================================================== 17 ==
-# A Debian trixie chroot with trixie's PostgreSQL 17 (trixie's server needs
-# trixie's libc, so it cannot run on bookworm directly).  Provisioned in two
-# resumable steps, each recorded in the chroot: debootstrap (marker
-# .fasttime-ci-debootstrap), then apt-get install inside it (stamp).  Run
-# things in it with .ci/pg17-chroot.sh, which mounts /proc, /sys, /dev/shm and
-# the repository around the command.
+# ================================================================ 17, 19 ==
+# A minbase Debian chroot with that suite's PostgreSQL (trixie's 17, whose
+# server needs trixie's libc; experimental's 19 on a sid userland, as it
+# needs sid's libc), so the server cannot run on bookworm directly.
+# Provisioned in two resumable steps, each recorded in the chroot:
+# debootstrap (marker .fasttime-ci-debootstrap), then apt-get install inside
+# it (stamp).  Run things in it with .ci/pg-chroot.sh MAJOR, which mounts
+# /proc, /sys, /dev/shm and the repository around the command.
 CHROOT_PKGS=(build-essential libipc-run-perl perl python3 valgrind passwd util-linux)
-do_pg17() {
-    local root=$CACHE/trixie-pg$MAJOR
-    local pkgs=(postgresql-"$MAJOR" postgresql-server-dev-"$MAJOR" "${CHROOT_PKGS[@]}")
-    local settings="chroot=trixie,minbase;packages=${pkgs[*]}"
+# chroot_pg SUITE EXTRA_SUITE APT_OPTIONS PGPKG...
+#   SUITE        debootstrapped into $CACHE/SUITE-pgMAJOR
+#   EXTRA_SUITE  "" or a second suite of the same mirror added to the
+#                chroot's apt sources (same keyring as debootstrap's, copied
+#                into the chroot), for PGPKGs named PKG/EXTRA_SUITE
+#   APT_OPTIONS  "" or blank-separated apt -o settings for every apt-get
+#                run in the chroot
+#   PGPKG...     the PostgreSQL packages; CHROOT_PKGS come from SUITE
+chroot_pg() {
+    local suite=$1 extra=$2 aptset=$3; shift 3
+    local root=$CACHE/$suite-pg$MAJOR
+    local pkgs=("$@" "${CHROOT_PKGS[@]}")
+    local aopts=() o
+    for o in $aptset; do aopts+=(-o "$o"); done
+    local settings="chroot=$suite,minbase"
+    [[ -n $extra ]] && settings+=";extra=$extra"
+    [[ -n $aptset ]] && settings+=";apt-options=$aptset"
+    settings+=";packages=${pkgs[*]}"
     local pgc=/usr/lib/postgresql/$MAJOR/bin/pg_config
     if stamp_ok "$root" "$settings" && [[ $REFRESH != 1 ]]; then
-        log "cache hit: PostgreSQL $MAJOR $(stamp_version "$root") in the trixie chroot $root"
+        log "cache hit: PostgreSQL $MAJOR $(stamp_version "$root") in the $suite chroot $root"
         result "$root$pgc"
     fi
-    # .ci/pg17-chroot.sh holds this lock already when it calls us
+    # .ci/pg-chroot.sh holds this lock already when it calls us
     if [[ -z ${FASTTIME_CI_CHROOT_LOCKED:-} ]]; then
         exec 8>"$CACHE/.lock-$MAJOR-chroot"
         flock 8
     fi
     . "$(dirname "$0")/chroot-mounts.sh"
     chroot_release "$root" || die "mounts left under $root that cannot be unmounted"
+    local line uri keyring
+    line=$(system_mirror | head -n1)
+    [[ -n $line ]] || die "no apt source serving bookworm found in /etc/apt"
+    read -r uri keyring <<<"$line"
+    [[ $keyring == - || ! -f $keyring ]] && keyring=/usr/share/keyrings/debian-archive-keyring.gpg
     if [[ ! -f $root/.fasttime-ci-debootstrap ]]; then
         host_install debootstrap
-        local line uri keyring
-        line=$(system_mirror | head -n1)
-        [[ -n $line ]] || die "no apt source serving bookworm found in /etc/apt"
-        read -r uri keyring <<<"$line"
-        [[ $keyring == - || ! -f $keyring ]] && keyring=/usr/share/keyrings/debian-archive-keyring.gpg
         # an unfinished debootstrap: start over (no mounts are left, checked above)
         rm -rf --one-file-system "$root"
-        log "debootstrap --variant=minbase trixie $root (from the system mirror)"
+        log "debootstrap --variant=minbase $suite $root (from the system mirror)"
         local t0=$SECONDS
-        debootstrap --variant=minbase --keyring="$keyring" trixie "$root" "$uri" \
+        debootstrap --variant=minbase --keyring="$keyring" "$suite" "$root" "$uri" \
             >"$CACHE/debootstrap-$MAJOR.log" 2>&1 ||
             { tail -n 30 "$CACHE/debootstrap-$MAJOR.log"; die "debootstrap failed (log: $CACHE/debootstrap-$MAJOR.log)"; }
         log "debootstrap done in $((SECONDS - t0))s"
-        echo "$uri trixie minbase" >"$root/.fasttime-ci-debootstrap"
+        echo "$uri $suite minbase" >"$root/.fasttime-ci-debootstrap"
+    fi
+    if [[ -n $extra ]]; then
+        # (rewritten on every provisioning run: the mirror is the system's
+        # current one, as for debootstrap)
+        mkdir -p "$root/etc/apt/keyrings"
+        cp "$keyring" "$root/etc/apt/keyrings/fasttime-ci-archive.gpg"
+        echo "deb [signed-by=/etc/apt/keyrings/fasttime-ci-archive.gpg] $uri $extra main" \
+            >"$root/etc/apt/sources.list.d/fasttime-ci-$extra.list"
     fi
     # Package scripts must not start services in the chroot (a postmaster
     # left running would keep its mounts busy) and no "main" cluster is
@@ -264,9 +296,9 @@ do_pg17() {
     inside() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
                HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@" 8>&- 9>&-; }
     log "apt-get install in the chroot: ${pkgs[*]}"
-    inside apt-get update -qq || die "apt-get update in the chroot failed"
-    [[ $REFRESH == 1 ]] && { inside apt-get -y -qq upgrade >/dev/null || die "upgrade failed"; }
-    inside apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null ||
+    inside apt-get "${aopts[@]}" update -qq || die "apt-get update in the chroot failed"
+    [[ $REFRESH == 1 ]] && { inside apt-get "${aopts[@]}" -y -qq upgrade >/dev/null || die "upgrade failed"; }
+    inside apt-get "${aopts[@]}" install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null ||
         die "apt-get install in the chroot failed"
     inside apt-get clean
     # Sanity checks on what the tests need (paths inside the chroot).
@@ -279,6 +311,12 @@ do_pg17() {
              /usr/sbin/useradd /usr/sbin/runuser; do
         [[ -e $root$f ]] || die "chroot incomplete: $f missing"
     done
+    # pg_stat_statements: required if the server package ships it
+    if inside dpkg-query -L postgresql-"$MAJOR" | grep -q '/pg_stat_statements\.so$'; then
+        [[ -e $root$lib/pg_stat_statements.so ]] || die "chroot incomplete: $lib/pg_stat_statements.so missing"
+    else
+        log "note: postgresql-$MAJOR ships no pg_stat_statements.so"
+    fi
     inside perl -MIPC::Run -e 1 || die "chroot incomplete: IPC::Run"
     inside "$pgc" --version
     local ver
@@ -286,8 +324,26 @@ do_pg17() {
     chroot_release "$root" || die "cannot unmount under $root"
     trap - EXIT
     write_stamp "$root" "$ver" "$settings"
-    log "PostgreSQL $MAJOR ($ver) ready in the trixie chroot $root"
+    log "PostgreSQL $MAJOR ($ver) ready in the $suite chroot $root"
     result "$root$pgc"
+}
+
+do_pg17() {   # trixie's packages
+    chroot_pg trixie "" "" postgresql-"$MAJOR" postgresql-server-dev-"$MAJOR"
+}
+
+# 19 is in experimental only (binary packages, no source package) and needs
+# sid's libc: a sid chroot with experimental added.  Only the PostgreSQL
+# packages (and libpq, which server-dev wants at least as new) are taken
+# from experimental, by PKG/experimental: `-t experimental` would pull
+# experimental's perl too, which does not resolve.  The mirror's sid and
+# experimental Release files are past their Valid-Until, hence
+# Acquire::Check-Valid-Until=false (signatures are still checked).
+do_pg19() {
+    local x=experimental
+    chroot_pg sid "$x" "Acquire::Check-Valid-Until=false" \
+        postgresql-"$MAJOR"/$x postgresql-server-dev-"$MAJOR"/$x \
+        postgresql-client-"$MAJOR"/$x libpq5/$x libpq-dev/$x
 }
 
 # ====================================================================== 18 ==
@@ -359,6 +415,7 @@ case $MAJOR in
     15)  do_system ;;
     17)  do_pg17 ;;
     18)  do_pg18 ;;
+    19)  do_pg19 ;;
     16)  die "PostgreSQL 16 is not available from any reachable Debian suite" ;;
-    *)   die "unsupported major version $MAJOR (supported: 15, 17, 18)" ;;
+    *)   die "unsupported major version $MAJOR (supported: 15, 17, 18, 19)" ;;
 esac
