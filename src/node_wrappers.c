@@ -239,32 +239,55 @@ ft_sample_redraw(FtNodeSample *s)
 }
 
 /*
- * After a timed sampled call: add what it measured (its time, and its work
- * where the node's long calls are caught) to the node's sums, revise its
- * rate and its long-call limit every FT_SAMPLE_RECHECK timed calls, and
- * draw the gap to its next timed call.  Out of line: it runs on timed calls
- * only, after the call's second clock read.
+ * After a timed sampled call: what it counts for in the node's total, in
+ * nanoseconds.  An ordinary one counts its weight times and goes into the
+ * node's sums (its time and its work).  A long call of a node whose long
+ * calls are caught (its work reached the node's limit), or a spike (it
+ * took far longer than the node's calls do without doing more work than
+ * they do; see FtNodeSample), counts once, the untimed calls before it at
+ * the node's mean, and stays out of the sums.  Every FT_SAMPLE_RECHECK
+ * ordinary timed calls, and at a node's second spike, its rate and its
+ * long-call limit are revised; then the gap to its next timed call is
+ * drawn.  Out of line: it runs on timed calls only, after the call's
+ * second clock read.
  */
-static pg_noinline void
-ft_sample_timed(FtNodeSample *s, uint64 ns, double work)
+static pg_noinline uint64
+ft_sample_timed(FtNodeSample *s, uint64 ns, double work, bool guarded)
 {
 	double		t = (double) ns;
 	double		term = s->weight * t * t;
+	bool		heavy = work >= s->work_limit;
+	uint64		counted;
 
-	s->s1 += s->weight * t;
-	s->s2 += term;
-	if (term > s->top[1])
+	if ((guarded && heavy) || (!heavy && ft_sample_is_spike(s, s->weight, t)))
 	{
-		if (term > s->top[0])
-		{
-			s->top[1] = s->top[0];
-			s->top[0] = term;
-		}
+		counted = ft_ns_from_double(t + ft_sample_stand_in(s));
+		if (!heavy && ++s->spikes >= FT_SAMPLE_MAX_SPIKES)
+			s->recheck = 0;
 		else
-			s->top[1] = term;
+		{
+			ft_sample_redraw(s);
+			return counted;
+		}
 	}
-	s->work += s->weight * work;
-	s->calls += (double) s->gap;
+	else
+	{
+		counted = ft_weighted_ns(ns, s->weight);
+		s->s1 += s->weight * t;
+		s->s2 += term;
+		if (term > s->top[1])
+		{
+			if (term > s->top[0])
+			{
+				s->top[1] = s->top[0];
+				s->top[0] = term;
+			}
+			else
+				s->top[1] = term;
+		}
+		s->work += s->weight * work;
+		s->calls += (double) s->gap;
+	}
 	if (--s->recheck <= 0)
 	{
 		s->level = ft_sample_choose_level(&ft_sampling, s);
@@ -273,6 +296,7 @@ ft_sample_timed(FtNodeSample *s, uint64 ns, double work)
 		s->recheck = FT_SAMPLE_RECHECK;
 	}
 	ft_sample_redraw(s);
+	return counted;
 }
 
 /*
@@ -302,12 +326,26 @@ ft_sample_long_clock(PlanState *node, const instr_time *start)
 	INSTR_TIME_ACCUM_DIFF(node->instrument->counter, stop, *start);
 }
 
-/* The work done so far in this backend, as seen from one node. */
+/*
+ * The work done so far in this backend, as seen from one node: calls of
+ * sampled nodes (its children's, in a call of its own), rows its quals
+ * removed, buffer hits, and blocks read or written (shared, local and temp:
+ * a Hash Join loading its next batch, a spilled aggregate refilling its
+ * table, a scan reading from disk), each FT_SAMPLE_BLOCK_IO_WORK.  The
+ * buffer counters are the backend's own, kept whether or not anything is
+ * instrumented.
+ */
 static inline double
 ft_work(PlanState *node)
 {
+	int64		hits = pgBufferUsage.shared_blks_hit + pgBufferUsage.local_blks_hit;
+	int64		io = pgBufferUsage.shared_blks_read + pgBufferUsage.shared_blks_written +
+		pgBufferUsage.local_blks_read + pgBufferUsage.local_blks_written +
+		pgBufferUsage.temp_blks_read + pgBufferUsage.temp_blks_written;
+
 	return (double) ft_sampled_calls + node->instrument->nfiltered1 +
-		node->instrument->nfiltered2;
+		node->instrument->nfiltered2 + (double) hits +
+		FT_SAMPLE_BLOCK_IO_WORK * (double) io;
 }
 
 /* ---------------------------------------------------------------------
@@ -404,7 +442,7 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 		ft_lanes(&instr->bufusage, &pgBufferUsage, FT_BUFUSAGE_LANES, -1);
 	if (wal)
 		ft_lanes(&instr->walusage, &pgWalUsage, FT_WALUSAGE_LANES, -1);
-	if (guarded)
+	if (guarded || weighted)
 		work0 = ft_work(node);
 	if (timer == FT_TIMER_TSC)
 		tsc_start = FT_TICKS_AT(0);
@@ -425,18 +463,8 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 
 		if (weighted)
 		{
-			double		work = guarded ? ft_work(node) - work0 : 0;
-
-			if (guarded && work >= sample->work_limit)
-			{
-				ft_instr_time_add_ns(&instr->counter, ns);
-				ft_sample_redraw(sample);
-			}
-			else
-			{
-				ft_instr_time_add_ns(&instr->counter, ft_weighted_ns(ns, sample->weight));
-				ft_sample_timed(sample, ns, work);
-			}
+			ft_instr_time_add_ns(&instr->counter,
+								 ft_sample_timed(sample, ns, ft_work(node) - work0, guarded));
 		}
 		else
 			ft_instr_time_add_ns(&instr->counter, ns);
@@ -450,18 +478,8 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 		{
 			int64		d = ft_instr_time_diff_ns(clock_stop, clock_start);
 			uint64		ns = d > 0 ? (uint64) d : 0;
-			double		work = guarded ? ft_work(node) - work0 : 0;
-
-			if (guarded && work >= sample->work_limit)
-			{
-				INSTR_TIME_ACCUM_DIFF(instr->counter, clock_stop, clock_start);
-				ft_sample_redraw(sample);
-			}
-			else
-			{
-				ft_instr_time_add_ns(&instr->counter, ft_weighted_ns(ns, sample->weight));
-				ft_sample_timed(sample, ns, work);
-			}
+			ft_instr_time_add_ns(&instr->counter,
+								 ft_sample_timed(sample, ns, ft_work(node) - work0, guarded));
 		}
 		else
 			INSTR_TIME_ACCUM_DIFF(instr->counter, clock_stop, clock_start);

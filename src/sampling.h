@@ -21,14 +21,28 @@
  * next timed call, the rate that countdown was drawn at, and what its timed
  * calls have measured so far.
  *
- * Work: for nodes with children or a qual, the node calls made inside a
- * call plus the rows its quals removed (nfiltered1 + nfiltered2).  A call
+ * Work: the node calls made inside a call, the rows its quals removed
+ * (nfiltered1 + nfiltered2), its buffer hits, and FT_SAMPLE_BLOCK_IO_WORK
+ * for each block it read or wrote.  For nodes with children or a qual, a call
  * whose work reaches work_limit, FT_SAMPLE_LONG_FACTOR times the node's
  * mean and at least FT_SAMPLE_LONG_MIN, is a long call: it is timed
  * whatever the countdown says and counts once (its probability of being
  * timed is 1), so a single long call among many short ones -- the last
  * call of a Hash Join that scans the rest of its outer side without a
  * match -- is never left to chance.
+ *
+ * Spikes: a timed call at a sampled rate that took FT_SAMPLE_LONG_FACTOR
+ * times the node's mean call and at least FT_SAMPLE_SPIKE_NS while its
+ * work stayed under the long-call limit -- a preemption, an interrupt
+ * storm, a lock wait: time that befell the call, not work it did -- counts
+ * once, and the calls its gap skipped count at the mean (see
+ * ft_sample_stand_in).  Weighted like an ordinary sampled call, one
+ * preemption of a millisecond would add sixteen to the node at 1 in 16, and
+ * none to its parent unless the parent's call was timed too: a child longer
+ * than its parent, a wrong number in the one EXPLAIN a DBA reads.  Spikes
+ * that recur (FT_SAMPLE_MAX_SPIKES) are no accident of one call: the node is
+ * then timed on every call for the rest of the query, which counts every
+ * one of them.
  */
 typedef struct FtNodeSample
 {
@@ -43,6 +57,7 @@ typedef struct FtNodeSample
 	double		top[2];			/* the two largest terms of s2 */
 	double		work;			/* estimated work of its calls (below) */
 	double		work_limit;		/* a call with this much work is long */
+	int32_t		spikes;			/* spikes among its timed calls (below) */
 } FtNodeSample;
 
 /* rates 1, 1/2, 1/4, ... down to 1/interval: at most this many */
@@ -73,6 +88,9 @@ typedef struct FtSampling
 #define FT_SAMPLE_RECHECK		8	/* timed calls between revisions */
 #define FT_SAMPLE_LONG_FACTOR	16	/* a long call: this many times the mean work */
 #define FT_SAMPLE_LONG_MIN		64	/* ... and at least this much */
+#define FT_SAMPLE_BLOCK_IO_WORK	64	/* a block read or written: a long call's worth */
+#define FT_SAMPLE_SPIKE_NS		20000.0	/* a spike takes at least 20 us ... */
+#define FT_SAMPLE_MAX_SPIKES	2	/* ... and this many make a node exact */
 
 /*
  * The rate a node's next calls are timed at, as an index into the query's
@@ -108,6 +126,9 @@ ft_sample_choose_level(const FtSampling *sampling, const FtNodeSample *s)
 
 	if (!(s->calls > 0) || !(s->s1 >= 0) || !(s->s2 >= 0))
 		return 0;
+	/* recurring spikes: only timing every call counts them all */
+	if (s->spikes >= FT_SAMPLE_MAX_SPIKES)
+		return 0;
 	/* still exact until a few calls have been timed */
 	if (s->calls < 4 * FT_SAMPLE_RECHECK)
 		return 0;
@@ -123,6 +144,43 @@ ft_sample_choose_level(const FtSampling *sampling, const FtNodeSample *s)
 	while (level + 1 < sampling->nlevels && sampling->inv_rate[level + 1] <= inv)
 		level++;
 	return level;
+}
+
+/*
+ * Is a timed call of ns nanoseconds, which stands for weight calls, a spike
+ * (see FtNodeSample)?  Never at weight 1: a node timed on every call counts
+ * every call as it was.
+ */
+static inline int
+ft_sample_is_spike(const FtNodeSample *s, double weight, double ns)
+{
+	if (!(weight > 1.0) || !(s->calls > 0) || !(s->s1 >= 0))
+		return 0;
+	return ns >= FT_SAMPLE_SPIKE_NS &&
+		ns >= FT_SAMPLE_LONG_FACTOR * (s->s1 / s->calls);
+}
+
+/*
+ * A timed call that counts once (a long call or a spike) still ends a gap
+ * of untimed calls: they count at the node's mean so far, in the node's
+ * total (the nanoseconds returned) and in its sums, whose mean and mean
+ * square they keep.  The expected gap is the weight, so this is as
+ * unbiased for them as weighting; the call itself stays out of the sums.
+ */
+static inline double
+ft_sample_stand_in(FtNodeSample *s)
+{
+	double		n = (double) s->gap - 1.0,
+				mean;
+
+	if (!(n > 0) || !(s->calls > 0) || !(s->s1 >= 0) || !(s->s2 >= 0))
+		return 0.0;
+	mean = s->s1 / s->calls;
+	s->s2 += n * (s->s2 / s->calls);
+	s->work += n * (s->work / s->calls);
+	s->s1 += n * mean;
+	s->calls += n;
+	return n * mean;
 }
 
 #endif							/* FASTTIME_SAMPLING_H */

@@ -219,20 +219,27 @@ extern uint64_t ft_fault_read_tsc_ordered(void);
 #endif
 
 /*
- * A sampled call's time times its weight, rounded to the nearest
- * nanosecond, saturating at UINT64_MAX: converting a double of 2^64 or
- * more to an integer is undefined (and what compilers do with it differs
- * between instruction sets), so the product is compared first.  NaN, which
- * no weight here can produce, saturates too.
+ * A count of nanoseconds held as a double (a weighted or estimated time),
+ * rounded to the nearest, saturating at UINT64_MAX: converting a double of
+ * 2^64 or more to an integer is undefined (and what compilers do with it
+ * differs between instruction sets), so it is compared first.  NaN
+ * saturates too; nothing here produces a negative time.
  */
 static inline uint64_t
-ft_weighted_ns(uint64_t ns, double weight)
+ft_ns_from_double(double ns)
 {
-	double		x = (double) ns * weight + 0.5;
+	double		x = ns + 0.5;
 
 	if (!(x < 18446744073709551616.0))
 		return UINT64_MAX;
 	return (uint64_t) x;
+}
+
+/* A sampled call's time times its weight (see ft_ns_from_double). */
+static inline uint64_t
+ft_weighted_ns(uint64_t ns, double weight)
+{
+	return ft_ns_from_double((double) ns * weight);
 }
 
 /* The clock stock PostgreSQL instrumentation uses, in nanoseconds. */

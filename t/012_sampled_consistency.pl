@@ -5,10 +5,14 @@
 # with a skewed inner side), no child reads longer than its parent --
 # inclusive times, Actual Total Time x Actual Loops, allowing for
 # EXPLAIN's rounding -- unless exact timing shows the same pair that way
-# too.  Rows and loops are the same as exact timing's in every run.  Where
-# a fault-injection build is available, the same again on a server whose
-# facts are those of machine kind (b) (kvm-clock, TSC rejected), so that
-# auto samples with clock_gettime.
+# too.  Rows and loops are the same as exact timing's in every run.  Then
+# the same for a few shapes with more processes spinning than the machine
+# has cores, so that the backend is preempted in the middle of node calls:
+# a preemption in a timed call must count once, not as the calls sampling
+# skipped (a child longer than its parent).  Where a fault-injection build
+# is available, the same again on a server whose facts are those of
+# machine kind (b) (kvm-clock, TSC rejected), so that auto samples with
+# clock_gettime.
 use strict;
 use warnings;
 use FindBin;
@@ -152,7 +156,36 @@ sub run_cases
 	note("$label$total_flips child-longer-than-parent cases over $total_plans sampled plans");
 }
 
+# run CODE while N processes spin, more than this machine has cores
+sub under_load
+{
+	my ($code) = @_;
+	my $cores = () = `cat /proc/cpuinfo` =~ /^processor\s*:/mg;
+	my @pids;
+	for (1 .. ($cores || 2) + 1)
+	{
+		my $pid = fork();
+		die "fork: $!" unless defined $pid;
+		if ($pid == 0)
+		{
+			alarm(300);
+			1 while 1;
+			exit 0;
+		}
+		push @pids, $pid;
+	}
+	my @r = eval { $code->() };
+	my $err = $@;
+	kill 'KILL', @pids;
+	waitpid($_, 0) for @pids;
+	die $err if $err;
+	return @r;
+}
+
+my %loaded = map { $_ => 1 } ('hash join', 'filtered scan, aggregate', 'nested loop, skewed inner side');
+
 run_cases($node, 'try_tsc', 20, '', @cases);
+under_load(sub { run_cases($node, 'try_tsc', 20, 'under load, ', grep { $loaded{ $_->[0] } } @cases) });
 $node->stop;
 
 # machine kind (b): auto keeps clock_gettime, and samples with it
@@ -171,6 +204,7 @@ SKIP:
 	my %long = map { $_ => 1 } ('hash join', 'nested loop, skewed inner side', 'memoize',
 		'correlated subplan in a filter', 'filtered scan, aggregate', 'CTE scanned twice');
 	run_cases($nb, 'auto', 10, 'clock_gettime, ', grep { $long{ $_->[0] } } @cases);
+	under_load(sub { run_cases($nb, 'auto', 20, 'clock_gettime under load, ', grep { $loaded{ $_->[0] } } @cases) });
 	$nb->stop;
 }
 

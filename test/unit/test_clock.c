@@ -910,6 +910,51 @@ test_sampling_rule(void)
 	ok(ft_sample_choose_level(&sp, &s) == 2, "calls measured at 0 ns (coarse clock): accuracy alone decides");
 	s.s1 = -1;
 	ok(ft_sample_choose_level(&sp, &s) == 0, "nonsense sums: every call");
+	rates(&sp, 16, 47.0);
+	s = measured(1e6, 40, 0, 1);
+	s.spikes = 1;
+	l = ft_sample_choose_level(&sp, &s);
+	ok(sp.inv_rate[l] == 16, "one spike: the rate stays (1 in %.0f)", sp.inv_rate[l]);
+	s.spikes = FT_SAMPLE_MAX_SPIKES;
+	ok(ft_sample_choose_level(&sp, &s) == 0, "recurring spikes: every call");
+}
+
+/*
+ * Spikes: a timed call far beyond the node's mean counts once, and the
+ * untimed calls its gap skipped count at the mean, keeping the sums' mean
+ * and mean square.
+ */
+static void
+test_sampling_spikes(void)
+{
+	FtNodeSample s;
+	double		v;
+
+	diag("--- spikes and stand-ins");
+	s = measured(1e5, 40, 0, 1);
+	ok(!ft_sample_is_spike(&s, 16.0, 40.0), "a call at the mean is no spike");
+	ok(!ft_sample_is_spike(&s, 16.0, 19999.0), "19.999 us among 40 ns calls: below the 20 us floor");
+	ok(ft_sample_is_spike(&s, 16.0, 1e6), "a millisecond among 40 ns calls at 1 in 16: a spike");
+	ok(!ft_sample_is_spike(&s, 1.0, 1e6), "the same at weight 1 (every call timed): no spike");
+	s = measured(1e5, 5000, 0, 1);
+	ok(!ft_sample_is_spike(&s, 16.0, 70000.0), "70 us among 5 us calls: under 16 x the mean, no spike");
+	ok(ft_sample_is_spike(&s, 16.0, 90000.0), "90 us among 5 us calls: a spike");
+	memset(&s, 0, sizeof(s));
+	ok(!ft_sample_is_spike(&s, 16.0, 1e9), "nothing measured yet: no spike");
+
+	s = measured(1000, 40, 0.1, 3);
+	s.work = 2000;
+	s.gap = 11;
+	v = s.s2 / s.calls;
+	ok(fabs(ft_sample_stand_in(&s) - 10 * 48.0) < 1e-9, "gap of 11: 10 untimed calls at the mean of 48 ns");
+	ok(s.calls == 1010 && fabs(s.s1 / s.calls - 48.0) < 1e-9 && fabs(s.s2 / s.calls - v) < 1e-6 &&
+	   fabs(s.work / s.calls - 2.0) < 1e-9,
+	   "stand-ins add 10 calls and keep mean, mean square and mean work");
+	s.gap = 1;
+	ok(ft_sample_stand_in(&s) == 0.0 && s.calls == 1010, "gap of 1: no untimed call to stand in for");
+	memset(&s, 0, sizeof(s));
+	s.gap = 5;
+	ok(ft_sample_stand_in(&s) == 0.0 && s.calls == 0, "nothing measured: no stand-in");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -923,6 +968,10 @@ test_weighted(void)
 {
 	diag("--- ft_weighted_ns: rounding and saturation");
 	ok(ft_weighted_ns(0, 999999.5) == 0, "0 ns at any weight is 0");
+	ok(ft_ns_from_double(1000.4) == 1000 && ft_ns_from_double(1000.5) == 1001,
+	   "a double of ns rounds to the nearest");
+	ok(ft_ns_from_double(1e20) == UINT64_MAX && ft_ns_from_double(NAN) == UINT64_MAX,
+	   "1e20 ns and NaN saturate");
 	ok(ft_weighted_ns(1000, 16.0) == 16000, "1000 ns x 16 = 16000");
 	ok(ft_weighted_ns(3, 1.5) == 5, "3 ns x 1.5 = 4.5 rounds to 5");
 	ok(ft_weighted_ns(20000000000000ULL, 999999.5) == UINT64_MAX,
@@ -1133,6 +1182,7 @@ main(void)
 	test_cpu_flags();
 	test_weighted();
 	test_sampling_rule();
+	test_sampling_spikes();
 	if (getenv("FT_UNIT_NO_DETECT") == NULL)
 		test_real_detection();
 	return tap_done();
