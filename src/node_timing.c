@@ -310,6 +310,7 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 							&qc->sampling);
 		ft_sampling_attach_nodes(&qc->sampling, max_id + 1,
 								 queryDesc->estate->es_query_cxt);
+		ft_sampling_link_nodes(&qc->sampling, queryDesc->planstate);
 	}
 	else
 		ft_sampling_prepare(1, 0.0, &qc->sampling);

@@ -206,7 +206,57 @@ ft_sampling_attach_nodes(FtSampling *sampling, int nnodes, MemoryContext cxt)
 		s->level = 0;
 		s->recheck = FT_SAMPLE_RECHECK;
 		s->work_limit = FT_SAMPLE_LONG_MIN;
+		s->parent = -1;
 	}
+}
+
+typedef struct FtLinkContext
+{
+	FtSampling *sampling;
+	int			parent;
+} FtLinkContext;
+
+/* planstate_tree_walker callback of ft_sampling_link_nodes */
+static bool
+ft_link_walker(PlanState *ps, void *context)
+{
+	FtLinkContext *cx = (FtLinkContext *) context;
+	int			saved = cx->parent;
+	int			id = ps->plan ? ps->plan->plan_node_id : -1;
+
+	if (ps->instrument != NULL && id >= 0 && id < cx->sampling->nnodes)
+	{
+		FtNodeSample *s = &cx->sampling->nodes[id];
+
+		s->parent = saved;
+		s->instr = ps->instrument;
+		/* async nodes are timed exactly; MultiExec nodes by core itself */
+		s->always_timed = ps->instrument->async_mode ||
+			IsA(ps, HashState) || IsA(ps, BitmapIndexScanState) ||
+			IsA(ps, BitmapAndState) || IsA(ps, BitmapOrState);
+		cx->parent = id;
+	}
+	planstate_tree_walker(ps, ft_link_walker, cx);
+	cx->parent = saved;
+	return false;
+}
+
+/*
+ * Tell each node's sampling state which instrumented node is above it in
+ * the plan (subplans and initplans under the node that holds them) and
+ * where its Instrumentation is, so that time one node counts once reaches
+ * its ancestors (ft_sample_propagate).
+ */
+void
+ft_sampling_link_nodes(FtSampling *sampling, PlanState *root)
+{
+	FtLinkContext cx;
+
+	if (root == NULL || sampling->nodes == NULL)
+		return;
+	cx.sampling = sampling;
+	cx.parent = -1;
+	ft_link_walker(root, &cx);
 }
 
 /*
@@ -239,29 +289,65 @@ ft_sample_redraw(FtNodeSample *s)
 }
 
 /*
+ * Time a node counted once (a long call, a spike) happened inside the
+ * calls of every node above it, so each counts it once too: added to the
+ * counter of one whose call is untimed (and noted in its pending, which
+ * its own long call then leaves out), set aside from the weighting of one
+ * whose call is timed (inner).  Nodes timed on every call measured it
+ * already.  Runs only on calls counted once.
+ */
+static pg_noinline void
+ft_sample_propagate(const FtNodeSample *s, double ns)
+{
+	int			p = s->parent;
+	int			steps = ft_sampling.nnodes;
+
+	while (p >= 0 && p < ft_sampling.nnodes && steps-- > 0)
+	{
+		FtNodeSample *a = &ft_sampling.nodes[p];
+
+		if (!a->always_timed && a->instr != NULL)
+		{
+			if (a->timing)
+				a->inner += ns;
+			else
+			{
+				ft_instr_time_add_ns(&((Instrumentation *) a->instr)->counter,
+									 ft_ns_from_double(ns));
+				a->pending += ns;
+			}
+		}
+		p = a->parent;
+	}
+}
+
+/*
  * After a timed sampled call: what it counts for in the node's total, in
- * nanoseconds.  An ordinary one counts its weight times and goes into the
- * node's sums (its time and its work).  A long call of a node whose long
- * calls are caught (its work reached the node's limit), or a spike (it
- * took far longer than the node's calls do without doing more work than
- * they do; see FtNodeSample), counts once, the untimed calls before it at
- * the node's mean, and stays out of the sums.  Every FT_SAMPLE_RECHECK
- * ordinary timed calls, and at a node's second spike, its rate and its
- * long-call limit are revised; then the gap to its next timed call is
- * drawn.  Out of line: it runs on timed calls only, after the call's
- * second clock read.
+ * nanoseconds.  Time its descendants counted once (inner) counts once
+ * here too; of the rest, an ordinary call counts its weight times and goes
+ * into the node's sums (its time and its work).  A long call of a node
+ * whose long calls are caught (its work reached the node's limit), or a
+ * spike (it took far longer than the node's calls do without doing more
+ * work than they do; see FtNodeSample), counts once, the untimed calls
+ * before it at the node's mean, stays out of the sums, and reaches the
+ * nodes above.  Every FT_SAMPLE_RECHECK ordinary timed calls, and at a
+ * node's second spike, its rate and its long-call limit are revised; then
+ * the gap to its next timed call is drawn.  Out of line: it runs on timed
+ * calls only, after the call's second clock read.
  */
 static pg_noinline uint64
 ft_sample_timed(FtNodeSample *s, uint64 ns, double work, bool guarded)
 {
-	double		t = (double) ns;
+	double		inner = Min(s->inner, (double) ns);
+	double		t = (double) ns - inner;
 	double		term = s->weight * t * t;
 	bool		heavy = work >= s->work_limit;
 	uint64		counted;
 
 	if ((guarded && heavy) || (!heavy && ft_sample_is_spike(s, s->weight, t)))
 	{
-		counted = ft_ns_from_double(t + ft_sample_stand_in(s));
+		counted = ft_ns_from_double(t + ft_sample_stand_in(s) + inner);
+		ft_sample_propagate(s, t);
 		if (!heavy && ++s->spikes >= FT_SAMPLE_MAX_SPIKES)
 			s->recheck = 0;
 		else
@@ -272,7 +358,7 @@ ft_sample_timed(FtNodeSample *s, uint64 ns, double work, bool guarded)
 	}
 	else
 	{
-		counted = ft_weighted_ns(ns, s->weight);
+		counted = ft_ns_from_double(s->weight * t + inner);
 		s->s1 += s->weight * t;
 		s->s2 += term;
 		if (term > s->top[1])
@@ -300,30 +386,38 @@ ft_sample_timed(FtNodeSample *s, uint64 ns, double work, bool guarded)
 }
 
 /*
- * A long call of a node whose long calls are caught: timed whatever the
- * countdown said, it counts once and stays out of the sums the rate is
- * chosen from (it is certain to be timed, so it adds nothing to the
- * estimate's variance).  A countdown that ran out on it is drawn anew.
+ * A long call of a node whose long calls are caught, in an untimed call:
+ * timed whatever the countdown said, it counts once, less what the nodes
+ * below counted once and added to this call already (pending, since the
+ * call began), and reaches the nodes above.  It stays out of the sums the
+ * rate is chosen from (it is certain to be timed, so it adds nothing to
+ * the estimate's variance).
  */
 static pg_noinline void
-ft_sample_long(PlanState *node, FtNodeSample *s, uint64 start, bool counted_down)
+ft_sample_long(PlanState *node, FtNodeSample *s, uint64 start, double pending0)
 {
 	uint64		stop = FT_TICKS_AT(1);
+	double		ns = (double) ft_ticks_to_ns(&ft_conv, (int64) (stop - start)) -
+		(s->pending - pending0);
 
-	ft_instr_time_add_ns(&node->instrument->counter,
-						 ft_ticks_to_ns(&ft_conv, (int64) (stop - start)));
-	if (counted_down)
-		ft_sample_redraw(s);
+	ns = Max(ns, 0.0);
+	ft_instr_time_add_ns(&node->instrument->counter, ft_ns_from_double(ns));
+	ft_sample_propagate(s, ns);
 }
 
 /* The same under the stock clock. */
 static pg_noinline void
-ft_sample_long_clock(PlanState *node, const instr_time *start)
+ft_sample_long_clock(PlanState *node, FtNodeSample *s, const instr_time *start,
+					 double pending0)
 {
 	instr_time	stop;
+	double		ns;
 
 	FT_STOCK_CLOCK(stop);
-	INSTR_TIME_ACCUM_DIFF(node->instrument->counter, stop, *start);
+	ns = (double) ft_instr_time_diff_ns(stop, *start) - (s->pending - pending0);
+	ns = Max(ns, 0.0);
+	ft_instr_time_add_ns(&node->instrument->counter, ft_ns_from_double(ns));
+	ft_sample_propagate(s, ns);
 }
 
 /*
@@ -532,18 +626,25 @@ ft_wrap_sampled(PlanState *node, const FtTimer clock, const FtTimer sampled,
 	uint32		id;
 	FtNodeSample *s;
 
+	TupleTableSlot *result;
+
 	ft_sampled_calls++;
-	if (unlikely(!node->instrument->running))
-		return ft_wrap(node, clock, buf, wal, gather, false, NULL, false, sampled);
 	id = (uint32) node->plan->plan_node_id;
 	if (unlikely(id >= (uint32) ft_sampling.nnodes))
 		return ft_wrap(node, clock, buf, wal, gather, false, NULL, false, sampled);
 	s = &ft_sampling.nodes[id];
+	if (unlikely(!node->instrument->running))
+	{
+		s->timing = 1;
+		result = ft_wrap(node, clock, buf, wal, gather, false, NULL, false, sampled);
+		s->timing = 0;
+		return result;
+	}
 	if (likely(--s->countdown > 0))
 	{
-		TupleTableSlot *result;
 		uint64		start;
 		double		work0;
+		double		pending0;
 
 		if (!guarded)
 			return ft_wrap(node, FT_TIMER_NONE, buf, wal, gather, false, NULL, false, sampled);
@@ -553,6 +654,7 @@ ft_wrap_sampled(PlanState *node, const FtTimer clock, const FtTimer sampled,
 		 * read, and the second only if the call turns out long.
 		 */
 		work0 = ft_work(node);
+		pending0 = s->pending;
 		if (clock == FT_TIMER_CLOCK_GETTIME)
 		{
 			instr_time	cstart;
@@ -560,16 +662,20 @@ ft_wrap_sampled(PlanState *node, const FtTimer clock, const FtTimer sampled,
 			FT_STOCK_CLOCK(cstart);
 			result = ft_wrap(node, FT_TIMER_NONE, buf, wal, gather, false, NULL, false, sampled);
 			if (unlikely(ft_work(node) - work0 >= s->work_limit))
-				ft_sample_long_clock(node, &cstart);
+				ft_sample_long_clock(node, s, &cstart, pending0);
 			return result;
 		}
 		start = FT_TICKS_AT(0);
 		result = ft_wrap(node, FT_TIMER_NONE, buf, wal, gather, false, NULL, false, sampled);
 		if (unlikely(ft_work(node) - work0 >= s->work_limit))
-			ft_sample_long(node, s, start, false);
+			ft_sample_long(node, s, start, pending0);
 		return result;
 	}
-	return ft_wrap(node, clock, buf, wal, gather, true, s, guarded, sampled);
+	s->inner = 0;
+	s->timing = 1;
+	result = ft_wrap(node, clock, buf, wal, gather, true, s, guarded, sampled);
+	s->timing = 0;
+	return result;
 }
 
 /*

@@ -97,6 +97,7 @@ extern void ft_sampling_prepare(int interval, double timed_call_ns,
 								FtSampling *out);
 extern void ft_sampling_attach_nodes(FtSampling *sampling, int nnodes,
 									 MemoryContext cxt);
+extern void ft_sampling_link_nodes(FtSampling *sampling, PlanState *root);
 extern void ft_sampling_swap(const FtSampling *in, FtSampling *saved);
 
 extern void ft_wrappers_learn_stock(void);

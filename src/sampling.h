@@ -43,6 +43,12 @@
  * that recur (FT_SAMPLE_MAX_SPIKES) are no accident of one call: the node is
  * then timed on every call for the rest of the query, which counts every
  * one of them.
+ *
+ * Time counted once is counted once by every node above too, whether or
+ * not their current calls are timed: an ancestor in an untimed call gets
+ * it added directly, one in a timed call leaves it out of what it weights.
+ * Otherwise a spike in a child's timed call, in a parent's untimed one,
+ * would show in the child and not in the parent.
  */
 typedef struct FtNodeSample
 {
@@ -58,6 +64,13 @@ typedef struct FtNodeSample
 	double		work;			/* estimated work of its calls (below) */
 	double		work_limit;		/* a call with this much work is long */
 	int32_t		spikes;			/* spikes among its timed calls (below) */
+	/* where time counted once goes too (see ft_sample_propagate) */
+	int32_t		parent;			/* the nearest instrumented node above, or -1 */
+	int32_t		always_timed;	/* not sampled: every call is timed */
+	int32_t		timing;			/* a call of it timed in full is running */
+	double		inner;			/* time counted once inside that call, ns */
+	double		pending;		/* time counted once added to untimed calls */
+	void	   *instr;			/* its Instrumentation */
 } FtNodeSample;
 
 /* rates 1, 1/2, 1/4, ... down to 1/interval: at most this many */
