@@ -41,6 +41,19 @@ results/pg18:
 	$(MKDIR_P) $@
 endif
 
+# PostgreSQL 19 has a TSC clock of its own (timing_clock_source), which
+# fasttime_status() reports in four more rows: fasttime_api runs from
+# sql/pg19/fasttime_api.sql, a link to the same script, against
+# expected/pg19/fasttime_api.out; pg19/fasttime_core_clock tests how
+# fasttime follows the server's clock.
+ifeq ($(shell test $(MAJORVERSION) -ge 19 && echo yes),yes)
+REGRESS := $(patsubst fasttime_api,pg19/fasttime_api,$(REGRESS))
+REGRESS += pg19/fasttime_core_clock
+installcheck check: results/pg19
+results/pg19:
+	$(MKDIR_P) $@
+endif
+
 .PHONY: bench
 bench:
 	bench/run.sh

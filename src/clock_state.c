@@ -211,6 +211,53 @@ ft_get_decision_nocheck(FtClockSetting setting)
 }
 
 /*
+ * A decision as it stands next to the server's own clock (PostgreSQL 19
+ * on, which can time with the TSC itself: timing_clock_source).  auto
+ * follows the server's resolved choice: it times plan nodes with the TSC
+ * only where the server's TSC clock is in effect and fasttime's own facts
+ * accept the TSC, and with clock_gettime otherwise.  tsc and try_tsc use
+ * fasttime's TSC even where the server does not (no RDTSCP, a kvm-clock
+ * machine), and then write nanoseconds.  The reason says which unit plan
+ * node times are written in.  Recomputed on each call, since the server's
+ * setting can change at any SET; the calls are per query, not per node.
+ * Before 19 the decision is returned as it is.
+ */
+static const FtDecision *
+ft_follow_core(FtClockSetting setting, const FtDecision *d)
+{
+	static FtDecision followed[lengthof(ft_decisions)];
+	FtDecision *f;
+	const char *core_setting;
+	bool		core_tsc;
+
+	if (!FT_HAVE_CORE_CLOCK_SOURCE || setting == FT_SETTING_CLOCK_GETTIME ||
+		d->refused)
+		return d;
+	core_setting = ft_core_timing_clock_source();
+	core_tsc = ft_core_tsc_enabled();
+	f = &followed[setting];
+	*f = *d;
+	if (d->choice != FT_CHOICE_TSC)
+		return d;
+	if (setting == FT_SETTING_AUTO && !core_tsc)
+	{
+		f->choice = FT_CHOICE_CLOCK_GETTIME;
+		snprintf(f->reason, sizeof(f->reason),
+				 "auto chose clock_gettime because the server's own timing uses the system clock (timing_clock_source = %s) and auto follows it; set fasttime.clock_source = tsc to time plan nodes with the TSC anyway",
+				 core_setting);
+	}
+	else if (core_tsc)
+		snprintf(f->reason, sizeof(f->reason),
+				 "%s; the server's TSC clock is in effect (timing_clock_source = %s), so node times are written as TSC ticks, which the server converts",
+				 d->reason, core_setting);
+	else
+		snprintf(f->reason, sizeof(f->reason),
+				 "%s; the server's own timing uses the system clock (timing_clock_source = %s), so node times are written as nanoseconds",
+				 d->reason, core_setting);
+	return f;
+}
+
+/*
  * The decision for a setting, after looking at the kernel's clocksource
  * again if a second has passed.
  */
@@ -226,7 +273,7 @@ ft_get_decision(FtClockSetting setting)
 		ft_decide(facts, setting, &ft_decisions[setting]);
 		ft_decided[setting] = true;
 	}
-	return &ft_decisions[setting];
+	return ft_follow_core(setting, &ft_decisions[setting]);
 }
 
 /*

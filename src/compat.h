@@ -34,9 +34,156 @@
 #error "fasttime requires PostgreSQL 15 or later"
 #endif
 
-#if PG_VERSION_NUM >= 190000
-#error "fasttime is not needed on PostgreSQL 19 and later: the server times plan nodes with the TSC itself; see its setting timing_clock_source"
+#if PG_VERSION_NUM >= 200000
+#error "fasttime has not been ported to PostgreSQL 20 and later"
 #endif
+
+#include "ticks.h"
+
+/*
+ * A plan node's instrumentation, and the parts of it the node wrappers
+ * touch.  Up to 18 everything is in one Instrumentation; from 19 on the
+ * timer, buffer and WAL parts are in the NodeInstrumentation's embedded
+ * Instrumentation.
+ */
+#if PG_VERSION_NUM >= 190000
+typedef NodeInstrumentation FtNodeInstr;
+#define FT_INSTR_BASE(ni)	(&(ni)->instr)
+#else
+typedef Instrumentation FtNodeInstr;
+#define FT_INSTR_BASE(ni)	(ni)
+#endif
+#define FT_INSTR_NEED_BUFUSAGE(ni)	(FT_INSTR_BASE(ni)->need_bufusage)
+#define FT_INSTR_NEED_WALUSAGE(ni)	(FT_INSTR_BASE(ni)->need_walusage)
+#define FT_INSTR_BUFUSAGE(ni)		(&FT_INSTR_BASE(ni)->bufusage)
+#define FT_INSTR_WALUSAGE(ni)		(&FT_INSTR_BASE(ni)->walusage)
+
+/*
+ * What the server's own instrumentation times with (19 on): the setting
+ * timing_clock_source, and whether its TSC clock is in effect.  Before 19
+ * the server always uses clock_gettime and has no such setting.
+ */
+#if PG_VERSION_NUM >= 190000
+#include "utils/guc.h"
+
+#define FT_HAVE_CORE_CLOCK_SOURCE 1
+
+/* The server's setting timing_clock_source as SHOW gives it. */
+static inline const char *
+ft_core_timing_clock_source(void)
+{
+	const char *v = GetConfigOption("timing_clock_source", true, false);
+
+	return v != NULL ? v : "unknown";
+}
+
+static inline bool
+ft_core_tsc_enabled(void)
+{
+#if PG_INSTR_TSC_CLOCK
+	return timing_tsc_enabled;
+#else
+	return false;
+#endif
+}
+
+/* The server's TSC frequency in kHz: -1 not initialized, 0 unusable. */
+static inline int32
+ft_core_tsc_frequency_khz(void)
+{
+	return timing_tsc_frequency_khz;
+}
+
+/*
+ * Nanoseconds per instr_time tick as the server converts them, 0 when
+ * instr_time counts nanoseconds.
+ */
+static inline double
+ft_core_ns_per_tick(void)
+{
+#if PG_INSTR_TICKS_TO_NS
+	return ticks_per_ns_scaled == 0 ? 0.0 :
+		(double) ticks_per_ns_scaled / (double) (1 << TICKS_TO_NS_SHIFT);
+#else
+	return 0.0;
+#endif
+}
+#else
+#define FT_HAVE_CORE_CLOCK_SOURCE 0
+static inline const char *
+ft_core_timing_clock_source(void)
+{
+	return NULL;
+}
+
+static inline bool
+ft_core_tsc_enabled(void)
+{
+	return false;
+}
+
+static inline int32
+ft_core_tsc_frequency_khz(void)
+{
+	return 0;
+}
+
+static inline double
+ft_core_ns_per_tick(void)
+{
+	return 0.0;
+}
+#endif
+
+/*
+ * The units the node wrappers write instr_time in, for the query running
+ * now (node_timing.c sets them at ExecutorStart and makes each query's
+ * current around its run and finish, so that one plan never mixes units).
+ *
+ * tsc converts a difference of fasttime's TSC reads, ns a number of
+ * nanoseconds (a sampled call's weighted time, a clock_gettime interval),
+ * to instr_time ticks; both are a multiply and a shift, decided once per
+ * query, so the wrappers neither branch nor divide.  Up to 18 instr_time
+ * counts nanoseconds (or a timespec, which ft_instr_time_add_ns handles):
+ * tsc is fasttime's own conversion and ns is not used.  On 19, when the
+ * server's TSC clock is in effect, instr_time counts TSC ticks, the very
+ * counter fasttime reads: tsc is the identity (raw tick differences, which
+ * the server converts with its own frequency, as for its own nodes) and ns
+ * the inverse of the server's ticks_per_ns_scaled.  Otherwise instr_time
+ * counts nanoseconds: tsc is fasttime's conversion and ns the identity.
+ */
+typedef struct FtInstrUnits
+{
+	FtTickConv	tsc;			/* fasttime's TSC ticks to instr_time ticks */
+	FtTickConv	ns;				/* nanoseconds to instr_time ticks */
+	bool		core_ticks;		/* instr_time counts the server's TSC ticks */
+} FtInstrUnits;
+
+extern FtInstrUnits ft_instr_units;
+
+/*
+ * The units for a query whose nodes fasttime times, given fasttime's own
+ * TSC conversion (zeroed when the TSC is not usable; then only the ns
+ * conversion may be used, and on 19 with the server's TSC clock in effect
+ * that one is still right).  Done at ExecutorStart, never per call.
+ */
+static inline void
+ft_instr_units_choose(FtInstrUnits *u, const FtTickConv *fasttime_tsc)
+{
+	double		ns_per_tick = ft_core_ns_per_tick();
+	double		ticks_per_ns = ns_per_tick > 0 ? 1.0 / ns_per_tick : 1.0;
+
+	u->core_ticks = ft_core_tsc_enabled() && ns_per_tick > 0;
+	ft_conv_init(&u->ns, 1e9);	/* the identity: 2^FT_CONV_SHIFT */
+	u->ns.mult = (uint64) (4294967296.0 * ticks_per_ns + 0.5);
+	if (u->core_ticks)
+		ft_conv_init(&u->tsc, 1e9);
+	else
+	{
+		u->tsc = *fasttime_tsc;
+		u->tsc.mult = (uint64) ((double) fasttime_tsc->mult * ticks_per_ns + 0.5);
+	}
+}
 
 /*
  * From 16 on, instr_time counts nanoseconds everywhere except on Windows,
@@ -73,7 +220,7 @@
  * header depends on nothing of fasttime's; out of line in each file that
  * uses it, and marked unused so that files that do not, do not warn.
  */
-static pg_attribute_unused() pg_noinline void
+pg_attribute_unused() static pg_noinline void
 ft_instr_time_add_ns_slow(instr_time *t, uint64 ns)
 {
 #if FT_INSTR_TIME_IS_TIMESPEC
@@ -101,24 +248,49 @@ ft_instr_time_add_ns_slow(instr_time *t, uint64 ns)
 #endif
 }
 
+/*
+ * Add a number of instr_time ticks (already in the unit of instr_time:
+ * nanoseconds up to 18) to an accumulator.
+ */
 static inline void
-ft_instr_time_add_ns(instr_time *t, uint64 ns)
+ft_instr_time_add_units(instr_time *t, uint64 units)
 {
-	if (unlikely(ns >= (uint64) NS_PER_SEC_COMPAT))
+	if (unlikely(units >= (uint64) NS_PER_SEC_COMPAT))
 	{
-		ft_instr_time_add_ns_slow(t, ns);
+		ft_instr_time_add_ns_slow(t, units);
 		return;
 	}
 #if FT_INSTR_TIME_IS_TIMESPEC
-	t->tv_nsec += (long) ns;
+	t->tv_nsec += (long) units;
 	if (t->tv_nsec >= NS_PER_SEC_COMPAT)
 	{
 		t->tv_nsec -= NS_PER_SEC_COMPAT;
 		t->tv_sec++;
 	}
 #else
-	t->ticks += (int64) ns;
+	t->ticks += (int64) units;
 #endif
+}
+
+static inline void
+ft_instr_time_add_ns(instr_time *t, uint64 ns)
+{
+#if PG_VERSION_NUM >= 190000
+	ft_instr_time_add_units(t, ft_ticks_to_ns(&ft_instr_units.ns,
+											  (int64) Min(ns, (uint64) PG_INT64_MAX)));
+#else
+	ft_instr_time_add_units(t, ns);
+#endif
+}
+
+/*
+ * Add a difference of two of fasttime's TSC reads, converted to the unit
+ * of instr_time for the query running now (see FtInstrUnits).
+ */
+static inline void
+ft_instr_time_add_ticks(instr_time *t, int64 delta)
+{
+	ft_instr_time_add_units(t, ft_ticks_to_ns(&ft_instr_units.tsc, delta));
 }
 
 /* Set an instr_time accumulator to a number of nanoseconds. */
@@ -130,6 +302,29 @@ ft_instr_time_set_ns(instr_time *t, uint64 ns)
 	t->tv_nsec = (long) (ns % 1000000000);
 #else
 	t->ticks = (int64) ns;
+#endif
+}
+
+/*
+ * The stock clock of the clock_gettime timers: up to 18 the server's own
+ * clock (clock_gettime, in instr_time); from 19 on the system clock in
+ * nanoseconds, which is the server's clock only when its TSC clock is not
+ * in effect.  ft_instr_time_accum_clock adds the interval between two
+ * readings in the unit of instr_time.
+ */
+#if PG_VERSION_NUM >= 190000
+#define FT_INSTR_CLOCK_NOW(t)	((t) = pg_get_ticks_system())
+#else
+#define FT_INSTR_CLOCK_NOW(t)	INSTR_TIME_SET_CURRENT(t)
+#endif
+
+static inline void
+ft_instr_time_accum_clock(instr_time *acc, instr_time end, instr_time start)
+{
+#if PG_VERSION_NUM >= 190000
+	acc->ticks += (int64) ft_ticks_to_ns(&ft_instr_units.ns, end.ticks - start.ticks);
+#else
+	INSTR_TIME_ACCUM_DIFF(*acc, end, start);
 #endif
 }
 
@@ -200,12 +395,17 @@ ft_bufusage_normalize(BufferUsage *bu)
 
 /*
  * Record the time of the current cycle's first tuple, as stock
- * InstrStopNode does.
+ * InstrStopNode does: seconds in a double up to 18, the counter itself
+ * from 19 on.
  */
 static inline void
-ft_instr_set_firsttuple(Instrumentation *instr)
+ft_instr_set_firsttuple(FtNodeInstr *instr)
 {
+#if PG_VERSION_NUM >= 190000
+	instr->firsttuple = instr->counter;
+#else
 	instr->firsttuple = INSTR_TIME_GET_DOUBLE(instr->counter);
+#endif
 }
 
 /*
@@ -231,6 +431,18 @@ ft_instr_set_firsttuple(Instrumentation *instr)
 #define FT_HAVE_EXPLAIN_EXTENSIONS 1
 #else
 #define FT_HAVE_EXPLAIN_EXTENSIONS 0
+#endif
+
+/*
+ * 19 lets EXPLAIN options be given defaults through a setting and asks
+ * for a check of their values there; CLOCK_SOURCE is a boolean.
+ */
+#if PG_VERSION_NUM >= 190000
+#define FT_REGISTER_EXPLAIN_OPTION(name, handler) \
+	RegisterExtensionExplainOption(name, handler, GUCCheckBooleanExplainOption)
+#else
+#define FT_REGISTER_EXPLAIN_OPTION(name, handler) \
+	RegisterExtensionExplainOption(name, handler)
 #endif
 
 #endif							/* FASTTIME_COMPAT_H */

@@ -221,7 +221,7 @@ void
 ft_register_explain_option(void)
 {
 	ft_explain_extension_id = GetExplainExtensionId("fasttime");
-	RegisterExtensionExplainOption("clock_source", ft_clock_source_handler);
+	FT_REGISTER_EXPLAIN_OPTION("clock_source", ft_clock_source_handler);
 
 	prev_validate_options = explain_validate_options_hook;
 	explain_validate_options_hook = ft_validate_options;

@@ -248,7 +248,10 @@ _PG_init(void)
 
 	DefineCustomStringVariable("fasttime.clock_source_status",
 							   "Shows the clock plan nodes are timed with: tsc or clock_gettime.",
-							   NULL,
+							   "From PostgreSQL 19 on, auto follows the server's own clock "
+							   "(timing_clock_source): tsc only where the server's TSC clock is in "
+							   "effect; fasttime_status() shows both (core_timing_clock_source, "
+							   "core_tsc_enabled, node_time_unit).",
 							   &ft_status_value,
 							   "clock_gettime",
 							   PGC_INTERNAL,

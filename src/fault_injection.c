@@ -96,6 +96,7 @@
 #include "utils/guc.h"
 #endif
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -61,6 +61,13 @@ int			ft_ordered_reads = FT_READS_START;
 /* what this backend has done, for fasttime_status() */
 FtNodeTimingStats ft_node_timing_stats;
 
+/*
+ * The unit the node wrappers write times in, for the query running now
+ * (compat.h).  Each query's is chosen at its ExecutorStart and made
+ * current around its run and finish, as its sampling is.
+ */
+FtInstrUnits ft_instr_units;
+
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
@@ -287,6 +294,7 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	}
 
 	qc = note_query(queryDesc);
+	ft_instr_units_choose(&qc->units, &ft_conv);
 	qc->setting = (FtClockSetting) ft_clock_setting;
 	qc->node_timing = (queryDesc->instrument_options & INSTRUMENT_TIMER) != 0;
 	qc->wrapped = wrapped;
@@ -332,6 +340,7 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 {
 	int			i = find_query_clock(queryDesc);
 	FtSampling	saved;
+	FtInstrUnits saved_units;
 
 	if (i < 0 || !query_clocks[i].wrapped)
 	{
@@ -346,6 +355,8 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 		wrap_query(queryDesc, query_clocks[i].timer, "ExecutorRun");
 
 	ft_sampling_swap(&query_clocks[i].sampling, &saved);
+	saved_units = ft_instr_units;
+	ft_instr_units = query_clocks[i].units;
 	PG_TRY();
 	{
 		if (prev_ExecutorRun)
@@ -358,6 +369,7 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 		FtSampling	ignored;
 
 		ft_sampling_swap(&saved, &ignored);
+		ft_instr_units = saved_units;
 	}
 	PG_END_TRY();
 }
@@ -426,6 +438,7 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 {
 	int			i = find_query_clock(queryDesc);
 	FtSampling	saved;
+	FtInstrUnits saved_units;
 
 	if (i < 0 || !query_clocks[i].wrapped)
 	{
@@ -437,6 +450,8 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	}
 
 	ft_sampling_swap(&query_clocks[i].sampling, &saved);
+	saved_units = ft_instr_units;
+	ft_instr_units = query_clocks[i].units;
 	PG_TRY();
 	{
 		if (prev_ExecutorFinish)
@@ -449,6 +464,7 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 		FtSampling	ignored;
 
 		ft_sampling_swap(&saved, &ignored);
+		ft_instr_units = saved_units;
 	}
 	PG_END_TRY();
 

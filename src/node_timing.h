@@ -11,6 +11,8 @@
 #ifndef FASTTIME_NODE_TIMING_H
 #define FASTTIME_NODE_TIMING_H
 
+#include "compat.h"
+
 #include "clock_state.h"
 #include "node_wrappers.h"
 
@@ -45,6 +47,7 @@ typedef struct FtQueryClock
 	bool		wrapped;		/* its nodes are on fasttime's wrappers */
 	FtTimer		timer;			/* with this timer, when wrapped */
 	FtSampling	sampling;		/* its sampling (interval 1: none) */
+	FtInstrUnits units;			/* the unit its nodes' times are written in */
 	bool		tsc;			/* its nodes were timed with the TSC */
 	bool		checked;		/* ExecutorFinish compared the clocks */
 	bool		disagreed;		/* ... and they disagreed */

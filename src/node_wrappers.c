@@ -37,6 +37,10 @@
  * - time: two RDTSC and one multiply (the TSC timers), or the stock clock
  *   with stock arithmetic (the clock_gettime timers, for machines where
  *   the TSC is not in effect but the cheaper bookkeeping still helps).
+ *   Times are written in the unit instr_time has for the query
+ *   (FtInstrUnits in compat.h: nanoseconds, or on PostgreSQL 19 with the
+ *   server's TSC clock in effect raw TSC ticks, which the server converts),
+ *   by a multiply chosen at executor start.
  *
  * The vector code for buffer and WAL usage comes in three builds of the
  * same source (portable, AVX2, AVX-512), chosen once per process from
@@ -83,6 +87,7 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "port/atomics.h"
 
 #include "fault_injection.h"
 #include "node_wrappers.h"
@@ -103,11 +108,11 @@
  */
 #define FT_TICKS_AT(stop) (ft_fault_wrapper_reads[(stop) * 2]++, ft_node_ticks())
 #define FT_TICKS_ORDERED_AT(stop) (ft_fault_wrapper_reads[(stop) * 2 + 1]++, ft_node_ticks_ordered())
-#define FT_STOCK_CLOCK(t) INSTR_TIME_SET_CURRENT(t)
+#define FT_STOCK_CLOCK(t) FT_INSTR_CLOCK_NOW(t)
 #else
 #define FT_TICKS_AT(stop) ft_node_ticks()
 #define FT_TICKS_ORDERED_AT(stop) ft_node_ticks_ordered()
-#define FT_STOCK_CLOCK(t) INSTR_TIME_SET_CURRENT(t)
+#define FT_STOCK_CLOCK(t) FT_INSTR_CLOCK_NOW(t)
 #endif
 
 /* ---------------------------------------------------------------------
@@ -312,7 +317,7 @@ ft_sample_propagate(const FtNodeSample *s, double ns)
 				a->inner += ns;
 			else
 			{
-				ft_instr_time_add_ns(&((Instrumentation *) a->instr)->counter,
+				ft_instr_time_add_ns(&((FtNodeInstr *) a->instr)->counter,
 									 ft_ns_from_double(ns));
 				a->pending += ns;
 			}
@@ -515,7 +520,7 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 		const bool gather, const bool weighted, FtNodeSample *sample,
 		const bool guarded, const FtTimer query_timer)
 {
-	Instrumentation *instr = node->instrument;
+	FtNodeInstr *instr = node->instrument;
 	TupleTableSlot *result;
 	double		save_tuplecount;
 	uint64		tsc_start = 0;
@@ -533,9 +538,9 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 
 	/* InstrStartNode */
 	if (buf)
-		ft_lanes(&instr->bufusage, &pgBufferUsage, FT_BUFUSAGE_LANES, -1);
+		ft_lanes(FT_INSTR_BUFUSAGE(instr), &pgBufferUsage, FT_BUFUSAGE_LANES, -1);
 	if (wal)
-		ft_lanes(&instr->walusage, &pgWalUsage, FT_WALUSAGE_LANES, -1);
+		ft_lanes(FT_INSTR_WALUSAGE(instr), &pgWalUsage, FT_WALUSAGE_LANES, -1);
 	if (guarded || weighted)
 		work0 = ft_work(node);
 	if (timer == FT_TIMER_TSC)
@@ -553,15 +558,16 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 	{
 		uint64		tsc_stop = timer == FT_TIMER_TSC_ORDERED ?
 			FT_TICKS_ORDERED_AT(1) : FT_TICKS_AT(1);
-		uint64		ns = ft_ticks_to_ns(&ft_conv, (int64) (tsc_stop - tsc_start));
 
 		if (weighted)
 		{
+			uint64		ns = ft_ticks_to_ns(&ft_conv, (int64) (tsc_stop - tsc_start));
+
 			ft_instr_time_add_ns(&instr->counter,
 								 ft_sample_timed(sample, ns, ft_work(node) - work0, guarded));
 		}
 		else
-			ft_instr_time_add_ns(&instr->counter, ns);
+			ft_instr_time_add_ticks(&instr->counter, (int64) (tsc_stop - tsc_start));
 	}
 	else if (timer == FT_TIMER_CLOCK_GETTIME)
 	{
@@ -576,7 +582,7 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 								 ft_sample_timed(sample, ns, ft_work(node) - work0, guarded));
 		}
 		else
-			INSTR_TIME_ACCUM_DIFF(instr->counter, clock_stop, clock_start);
+			ft_instr_time_accum_clock(&instr->counter, clock_stop, clock_start);
 	}
 
 	save_tuplecount = instr->tuplecount;
@@ -584,11 +590,11 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 
 	if (buf)
 	{
-		ft_lanes(&instr->bufusage, &pgBufferUsage, FT_BUFUSAGE_LANES, +1);
-		ft_bufusage_normalize(&instr->bufusage);
+		ft_lanes(FT_INSTR_BUFUSAGE(instr), &pgBufferUsage, FT_BUFUSAGE_LANES, +1);
+		ft_bufusage_normalize(FT_INSTR_BUFUSAGE(instr));
 	}
 	if (wal)
-		ft_lanes(&instr->walusage, &pgWalUsage, FT_WALUSAGE_LANES, +1);
+		ft_lanes(FT_INSTR_WALUSAGE(instr), &pgWalUsage, FT_WALUSAGE_LANES, +1);
 
 	/* Is this the first tuple of this cycle? */
 	if (!instr->running)
@@ -772,7 +778,7 @@ ft_can_have_long_calls(PlanState *ps)
 static inline ExecProcNodeMtd
 ft_method(PlanState *ps, FtTimer timer)
 {
-	Instrumentation *instr = ps->instrument;
+	FtNodeInstr *instr = ps->instrument;
 	bool		gather = IsA(ps, GatherState) || IsA(ps, GatherMergeState);
 
 	/* nodes that can have long calls catch them */
@@ -795,8 +801,8 @@ ft_method(PlanState *ps, FtTimer timer)
 				 timer == FT_TIMER_CLOCK_GETTIME_SAMPLED_GUARDED)
 			timer = FT_TIMER_CLOCK_GETTIME;
 	}
-	return (*ft_table)[timer][instr->need_bufusage ? 1 : 0]
-		[instr->need_walusage ? 1 : 0][gather ? 1 : 0];
+	return (*ft_table)[timer][FT_INSTR_NEED_BUFUSAGE(instr) ? 1 : 0]
+		[FT_INSTR_NEED_WALUSAGE(instr) ? 1 : 0][gather ? 1 : 0];
 }
 
 /*
@@ -872,7 +878,7 @@ void
 ft_wrappers_learn_stock(void)
 {
 	PlanState	ps;
-	Instrumentation instr;
+	FtNodeInstr instr;
 
 	memset(&ps, 0, sizeof(ps));
 	memset(&instr, 0, sizeof(instr));

@@ -594,6 +594,21 @@ fasttime_status(PG_FUNCTION_ARGS)
 				  ft_choice_name(ft_effective_choice()));
 	ft_status_row(rsinfo, "auto_reason",
 				  ft_get_decision(FT_SETTING_AUTO)->reason);
+	if (FT_HAVE_CORE_CLOCK_SOURCE)
+	{
+		FtInstrUnits units;
+
+		/* the server's own clock (19 on), which auto follows */
+		ft_instr_units_choose(&units, &ft_conv);
+		ft_status_row(rsinfo, "core_timing_clock_source",
+					  ft_core_timing_clock_source());
+		ft_status_row(rsinfo, "core_tsc_enabled",
+					  ft_status_bool(ft_core_tsc_enabled()));
+		ft_status_row(rsinfo, "core_tsc_frequency_khz",
+					  ft_status_num((double) ft_core_tsc_frequency_khz(), "%.0f"));
+		ft_status_row(rsinfo, "node_time_unit",
+					  units.core_ticks ? "tsc_ticks" : "nanoseconds");
+	}
 	ft_status_row(rsinfo, "tsc_usable", ft_status_bool(usable));
 	ft_status_row(rsinfo, "tsc_usable_reason", why);
 	ft_status_row(rsinfo, "tsc_frequency_khz",

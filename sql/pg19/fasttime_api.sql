@@ -1,0 +1,1 @@
+../fasttime_api.sql
