@@ -10,7 +10,9 @@
 # fasttime exact as configured by default (try_tsc: the start read
 # ordered), fasttime plain (fasttime.ordered_reads = off: plain RDTSC),
 # fasttime ordered (fasttime.ordered_reads = on: both reads LFENCE;RDTSC)
-# and fasttime sampled (fasttime.timing_sample_interval = 16) -- and the
+# and fasttime sampled (fasttime.timing_sample_interval = 16); on 19 also
+# stock_system and stock_tsc (stock with the server's timing_clock_source
+# = system or tsc; plain "stock" is the server's auto) -- and the
 # plain statement, all
 # interleaved round by round in one session after a warm-up round, and
 # prints the median time of each as a multiple of the plain statement's
@@ -24,6 +26,7 @@
 #
 # Usage: bench/matrix.sh [--rounds N] [--workloads "W1 W2"] [--label L]
 #                        [--variants "stock exact plain ordered sampled"] [--port P] [--rows N]
+#                        (19: also stock_system stock_tsc)
 #                        [--interval N]  (sampled: fasttime.timing_sample_interval, 16)
 #                        [--profile]  (perf record of W1 under the exact and
 #                                      sampled variants afterwards)
@@ -76,10 +79,26 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 			   ('exact', 'try_tsc', ''),
 			   ('plain', 'try_tsc', 'fasttime.ordered_reads=off'),
 			   ('ordered', 'try_tsc', 'fasttime.ordered_reads=on'),
-			   ('sampled', 'try_tsc', 'fasttime.timing_sample_interval=$interval')) v(id, clock, settings);
+			   ('sampled', 'try_tsc', 'fasttime.timing_sample_interval=$interval'),
+			   ('stock_system', 'clock_gettime', 'timing_clock_source=system'),
+			   ('stock_tsc', 'clock_gettime', 'timing_clock_source=tsc')) v(id, clock, settings);
 INSERT INTO bench_variants VALUES ('plain', 'plain statement', '', NULL, '');
 EOF
 bpsql -c "DELETE FROM bench_variants WHERE id <> 'plain' AND split_part(id, '/', 2) <> ALL (string_to_array('$kinds', ' '))"
+core_auto=
+if [ "$major" -ge 19 ]; then
+	core_auto=$(bpsql -At -c "SELECT value FROM fasttime_status() WHERE name = 'core_tsc_enabled'")
+	case $core_auto in
+		true | on | yes) core_auto="TSC in effect" ;;
+		*) core_auto="system clock" ;;
+	esac
+	# the server refuses timing_clock_source = tsc where it cannot use the TSC
+	if ! bpsql -At -c "SET timing_clock_source = tsc" >/dev/null 2>&1; then
+		log "timing_clock_source = tsc refused by this server: stock_tsc left out"
+		bpsql -c "DELETE FROM bench_variants WHERE split_part(id, '/', 2) = 'stock_tsc'"
+		kinds=$(echo " $kinds " | sed 's/ stock_tsc / /; s/^ //; s/ $//')
+	fi
+fi
 variants=$(bpsql -At -c "SELECT string_agg(id, ' ' ORDER BY id) FROM bench_variants")
 status=$(bpsql -At -c "SET fasttime.clock_source = try_tsc; SELECT current_setting('fasttime.clock_source_status')")
 vec=$(bpsql -At -c "SELECT value FROM fasttime_status() WHERE name = 'wrapper_vector_code'")
@@ -134,6 +153,9 @@ EOF
 			ordered) hdr+=" | exact, both reads ordered" ;;
 			plain) hdr+=" | exact, plain reads" ;;
 			exact) hdr+=" | exact (start read ordered)" ;;
+			stock) [ "$major" -ge 19 ] && hdr+=" | stock, timing_clock_source auto ($core_auto)" || hdr+=" | stock" ;;
+			stock_system) hdr+=" | stock, timing_clock_source = system" ;;
+			stock_tsc) hdr+=" | stock, timing_clock_source = tsc" ;;
 			*) hdr+=" | $v" ;;
 		esac
 		sep+="|---:"
