@@ -353,7 +353,8 @@ ft_sample_timed(FtNodeSample *s, uint64 ns, double work, bool guarded)
 	{
 		counted = ft_ns_from_double(t + ft_sample_stand_in(s) + inner);
 		ft_sample_propagate(s, t);
-		if (!heavy && ++s->spikes >= FT_SAMPLE_MAX_SPIKES)
+		s->timed += 1.0;
+		if (!heavy && (++s->spikes, ft_sample_spikes_recur(s)))
 			s->recheck = 0;
 		else
 		{
@@ -364,6 +365,7 @@ ft_sample_timed(FtNodeSample *s, uint64 ns, double work, bool guarded)
 	else
 	{
 		counted = ft_ns_from_double(s->weight * t + inner);
+		s->timed += 1.0;
 		s->s1 += s->weight * t;
 		s->s2 += term;
 		if (term > s->top[1])

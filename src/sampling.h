@@ -40,9 +40,14 @@
  * preemption of a millisecond would add sixteen to the node at 1 in 16, and
  * none to its parent unless the parent's call was timed too: a child longer
  * than its parent, a wrong number in the one EXPLAIN a DBA reads.  Spikes
- * that recur (FT_SAMPLE_MAX_SPIKES) are no accident of one call: the node is
- * then timed on every call for the rest of the query, which counts every
- * one of them.
+ * that recur -- at least FT_SAMPLE_MAX_SPIKES, and one in
+ * FT_SAMPLE_SPIKE_EVERY timed calls or more often -- are no accident: the
+ * node is timed on every call until they are rare again, which counts each
+ * of them.  Preemption hits a node's timed calls in proportion to the
+ * time they take, a small share of a busy machine's when the calls are
+ * cheap ones, and stays below that rate; calls long for a reason of their
+ * own, often enough to matter (one in 10,000 calls of 20 us among calls of
+ * 50 ns is 4 % of the node's time), reach it.
  *
  * Time counted once is counted once by every node above too, whether or
  * not their current calls are timed: an ancestor in an untimed call gets
@@ -64,6 +69,7 @@ typedef struct FtNodeSample
 	double		work;			/* estimated work of its calls (below) */
 	double		work_limit;		/* a call with this much work is long */
 	int32_t		spikes;			/* spikes among its timed calls (below) */
+	double		timed;			/* its timed calls at a sampled rate */
 	/* where time counted once goes too (see ft_sample_propagate) */
 	int32_t		parent;			/* the nearest instrumented node above, or -1 */
 	int32_t		always_timed;	/* not sampled: every call is timed */
@@ -104,6 +110,15 @@ typedef struct FtSampling
 #define FT_SAMPLE_BLOCK_IO_WORK	64	/* a block read or written: a long call's worth */
 #define FT_SAMPLE_SPIKE_NS		20000.0	/* a spike takes at least 20 us ... */
 #define FT_SAMPLE_MAX_SPIKES	2	/* ... and this many make a node exact */
+#define FT_SAMPLE_SPIKE_EVERY	10000.0	/* ... if one in this many timed calls */
+
+/* Do a node's spikes recur (see FtNodeSample)? */
+static inline int
+ft_sample_spikes_recur(const FtNodeSample *s)
+{
+	return s->spikes >= FT_SAMPLE_MAX_SPIKES &&
+		(double) s->spikes * FT_SAMPLE_SPIKE_EVERY >= s->timed;
+}
 
 /*
  * The rate a node's next calls are timed at, as an index into the query's
@@ -140,7 +155,7 @@ ft_sample_choose_level(const FtSampling *sampling, const FtNodeSample *s)
 	if (!(s->calls > 0) || !(s->s1 >= 0) || !(s->s2 >= 0))
 		return 0;
 	/* recurring spikes: only timing every call counts them all */
-	if (s->spikes >= FT_SAMPLE_MAX_SPIKES)
+	if (ft_sample_spikes_recur(s))
 		return 0;
 	/* still exact until a few calls have been timed */
 	if (s->calls < 4 * FT_SAMPLE_RECHECK)

@@ -916,7 +916,15 @@ test_sampling_rule(void)
 	l = ft_sample_choose_level(&sp, &s);
 	ok(sp.inv_rate[l] == 16, "one spike: the rate stays (1 in %.0f)", sp.inv_rate[l]);
 	s.spikes = FT_SAMPLE_MAX_SPIKES;
-	ok(ft_sample_choose_level(&sp, &s) == 0, "recurring spikes: every call");
+	s.timed = 1000;
+	ok(ft_sample_choose_level(&sp, &s) == 0, "two spikes in 1,000 timed calls: recurring, every call");
+	s.timed = 62500;
+	s.spikes = 5;
+	l = ft_sample_choose_level(&sp, &s);
+	ok(sp.inv_rate[l] == 16, "five spikes in 62,500 timed calls (preemption on a busy machine): still 1 in 16 (got 1 in %.0f)",
+	   sp.inv_rate[l]);
+	s.spikes = 7;
+	ok(ft_sample_choose_level(&sp, &s) == 0, "seven spikes in 62,500 timed calls: more than one in 10,000, every call");
 }
 
 /*
