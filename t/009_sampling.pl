@@ -58,7 +58,7 @@ sub plan_nodes
 # What a step of 1 us reads as in EXPLAIN.  On 19 with the server's own
 # TSC clock in effect, fasttime writes raw tick differences and the server
 # converts them with the frequency it measured at its start, which is not
-# fasttime's calibrated one (0.04 % to 0.11 % apart in three starts here,
+# fasttime's calibrated one (0.06 % and 0.11 % lower in two starts here,
 # the server's own integer factor included): exact timing then reads the
 # step within 1 % of 1 us -- still far from the factor of 2.6 a wrong unit
 # would show -- and the sampled checks below compare with exact timing.
