@@ -349,7 +349,7 @@ ft_sample_timed(FtNodeSample *s, uint64 ns, double work, bool guarded)
 	bool		heavy = work >= s->work_limit;
 	uint64		counted;
 
-	if ((guarded && heavy) || (!heavy && ft_sample_is_spike(s, s->weight, t)))
+	if ((guarded && heavy) || (!heavy && ft_sample_is_spike(s, t)))
 	{
 		counted = ft_ns_from_double(t + ft_sample_stand_in(s) + inner);
 		ft_sample_propagate(s, t);

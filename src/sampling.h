@@ -31,7 +31,7 @@
  * call of a Hash Join that scans the rest of its outer side without a
  * match -- is never left to chance.
  *
- * Spikes: a timed call at a sampled rate that took FT_SAMPLE_LONG_FACTOR
+ * Spikes: a timed call that took FT_SAMPLE_LONG_FACTOR
  * times the node's mean call and at least FT_SAMPLE_SPIKE_NS while its
  * work stayed under the long-call limit -- a preemption, an interrupt
  * storm, a lock wait: time that befell the call, not work it did -- counts
@@ -175,14 +175,15 @@ ft_sample_choose_level(const FtSampling *sampling, const FtNodeSample *s)
 }
 
 /*
- * Is a timed call of ns nanoseconds, which stands for weight calls, a spike
- * (see FtNodeSample)?  Never at weight 1: a node timed on every call counts
- * every call as it was.
+ * Is a timed call of ns nanoseconds a spike (see FtNodeSample)?  Also at
+ * weight 1, where it counts once anyway: kept out of the sums it would
+ * make the node exact for good (the two largest terms are left out, not
+ * three preemptions), and its time still reaches the nodes above.
  */
 static inline int
-ft_sample_is_spike(const FtNodeSample *s, double weight, double ns)
+ft_sample_is_spike(const FtNodeSample *s, double ns)
 {
-	if (!(weight > 1.0) || !(s->calls > 0) || !(s->s1 >= 0))
+	if (!(s->calls > 0) || !(s->s1 >= 0))
 		return 0;
 	return ns >= FT_SAMPLE_SPIKE_NS &&
 		ns >= FT_SAMPLE_LONG_FACTOR * (s->s1 / s->calls);
