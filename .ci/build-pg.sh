@@ -302,10 +302,9 @@ chroot_pg() {
         else
             # first stage unpacks on the host; the second runs the
             # foreign package scripts inside, through binfmt_misc
-            log "debootstrap --arch=$CHROOT_ARCH --foreign --variant=minbase $suite $root (from the system mirror)"
+            log "debootstrap --arch=$CHROOT_ARCH --foreign --variant=minbase $suite $root (from the system mirror), then its second stage inside, emulated"
             { debootstrap --arch="$CHROOT_ARCH" --foreign --variant=minbase \
                   --keyring="$keyring" "$suite" "$root" "$uri" &&
-              log "debootstrap second stage (emulated)" >&2 &&
               chroot "$root" /debootstrap/debootstrap --second-stage 8>&- 9>&-; } \
                 >"$dlog" 2>&1 ||
                 { tail -n 30 "$dlog"; die "debootstrap failed (log: $dlog)"; }
