@@ -37,6 +37,23 @@
 #       $CACHE/sid-pg19/usr/lib/postgresql/19/bin/pg_config; run things with
 #       .ci/pg-chroot.sh 19. Full server, tests can run.
 #   16  not available at all: error.
+#   arm64
+#       PostgreSQL 15 on aarch64, under emulation: bookworm's arm64
+#       postgresql-15 and postgresql-server-dev-15 (plus build-essential,
+#       libipc-run-perl, perl, python3, passwd, util-linux; no valgrind) in
+#       a minbase arm64 Debian bookworm chroot in $CACHE/bookworm-arm64-pg15,
+#       debootstrapped --foreign and finished inside the chroot. Its
+#       binaries run through qemu-user-static (installed on the host) and a
+#       binfmt_misc entry "qemu-aarch64" with the F (fix-binary) flag, so the
+#       interpreter is opened at registration and works inside the chroot
+#       without a copy there. The entry is registered (and binfmt_misc
+#       mounted) when missing, on every run including cache hits, and left
+#       in place: it only makes aarch64 ELF files runnable, which nothing
+#       else on the CI machine relies on either way, and it is gone at the
+#       next boot. Prints
+#       $CACHE/bookworm-arm64-pg15/usr/lib/postgresql/15/bin/pg_config; run
+#       things with .ci/pg-chroot.sh arm64. Full server, tests can run
+#       (slowly: every instruction is emulated).
 #
 # The sid/trixie index files (for 18) are fetched with a private apt configuration
 # (own sources.list, lists, cache and dpkg status under $CACHE/apt) so that the
@@ -67,8 +84,12 @@ umask 022
 log() { echo "build-pg: $*"; }
 die() { echo "build-pg: ERROR: $*"; exit 1; }
 
-[[ $# -eq 1 && $1 =~ ^[0-9]+$ ]] || die "usage: $0 MAJOR   (15, 17, 18 or 19)"
+[[ $# -eq 1 && ( $1 =~ ^[0-9]+$ || $1 == arm64 ) ]] ||
+    die "usage: $0 MAJOR|arm64   (15, 17, 18, 19; arm64 = 15 on aarch64)"
+# KEY names the locks; MAJOR is the PostgreSQL major version
+KEY=$1
 MAJOR=$1
+[[ $KEY == arm64 ]] && MAJOR=15
 CACHE=${FASTTIME_CI_CACHE:-/var/cache/fasttime-ci}
 JOBS=${FASTTIME_CI_JOBS:-$(( $(nproc) + 1 ))}
 REFRESH=${FASTTIME_CI_REFRESH:-0}
@@ -201,8 +222,8 @@ EOF
     rm -rf "$d"
 }
 
-# Serialise concurrent runs for the same major.
-exec 9>"$CACHE/.lock-$MAJOR"
+# Serialise concurrent runs for the same major (arm64 apart).
+exec 9>"$CACHE/.lock-$KEY"
 flock 9
 
 # ====================================================================== 15 ==
@@ -228,6 +249,10 @@ do_system() {
 # it (stamp).  Run things in it with .ci/pg-chroot.sh MAJOR, which mounts
 # /proc, /sys, /dev/shm and the repository around the command.
 CHROOT_PKGS=(build-essential libipc-run-perl perl python3 valgrind passwd util-linux)
+# A foreign-architecture chroot (arm64): CHROOT_ARCH is debootstrap's
+# --arch, CHROOT_DIR the directory under $CACHE (default SUITE-pgMAJOR).
+CHROOT_ARCH=
+CHROOT_DIR=
 # chroot_pg SUITE EXTRA_SUITE APT_OPTIONS PGPKG...
 #   SUITE        debootstrapped into $CACHE/SUITE-pgMAJOR
 #   EXTRA_SUITE  "" or a second suite of the same mirror added to the
@@ -238,11 +263,12 @@ CHROOT_PKGS=(build-essential libipc-run-perl perl python3 valgrind passwd util-l
 #   PGPKG...     the PostgreSQL packages; CHROOT_PKGS come from SUITE
 chroot_pg() {
     local suite=$1 extra=$2 aptset=$3; shift 3
-    local root=$CACHE/$suite-pg$MAJOR
+    local root=$CACHE/${CHROOT_DIR:-$suite-pg$MAJOR}
     local pkgs=("$@" "${CHROOT_PKGS[@]}")
     local aopts=() o
     for o in $aptset; do aopts+=(-o "$o"); done
     local settings="chroot=$suite,minbase"
+    [[ -n $CHROOT_ARCH ]] && settings+=",arch=$CHROOT_ARCH"
     [[ -n $extra ]] && settings+=";extra=$extra"
     [[ -n $aptset ]] && settings+=";apt-options=$aptset"
     settings+=";packages=${pkgs[*]}"
@@ -253,7 +279,7 @@ chroot_pg() {
     fi
     # .ci/pg-chroot.sh holds this lock already when it calls us
     if [[ -z ${FASTTIME_CI_CHROOT_LOCKED:-} ]]; then
-        exec 8>"$CACHE/.lock-$MAJOR-chroot"
+        exec 8>"$CACHE/.lock-$KEY-chroot"
         flock 8
     fi
     . "$(dirname "$0")/chroot-mounts.sh"
@@ -267,13 +293,24 @@ chroot_pg() {
         host_install debootstrap
         # an unfinished debootstrap: start over (no mounts are left, checked above)
         rm -rf --one-file-system "$root"
-        log "debootstrap --variant=minbase $suite $root (from the system mirror)"
-        local t0=$SECONDS
-        debootstrap --variant=minbase --keyring="$keyring" "$suite" "$root" "$uri" \
-            >"$CACHE/debootstrap-$MAJOR.log" 2>&1 ||
-            { tail -n 30 "$CACHE/debootstrap-$MAJOR.log"; die "debootstrap failed (log: $CACHE/debootstrap-$MAJOR.log)"; }
+        local t0=$SECONDS dlog=$CACHE/debootstrap-$KEY.log
+        if [[ -z $CHROOT_ARCH ]]; then
+            log "debootstrap --variant=minbase $suite $root (from the system mirror)"
+            debootstrap --variant=minbase --keyring="$keyring" "$suite" "$root" "$uri" \
+                >"$dlog" 2>&1 ||
+                { tail -n 30 "$dlog"; die "debootstrap failed (log: $dlog)"; }
+        else
+            # first stage unpacks on the host; the second runs the
+            # foreign package scripts inside, through binfmt_misc
+            log "debootstrap --arch=$CHROOT_ARCH --foreign --variant=minbase $suite $root (from the system mirror), then its second stage inside, emulated"
+            { debootstrap --arch="$CHROOT_ARCH" --foreign --variant=minbase \
+                  --keyring="$keyring" "$suite" "$root" "$uri" &&
+              chroot "$root" /debootstrap/debootstrap --second-stage 8>&- 9>&-; } \
+                >"$dlog" 2>&1 ||
+                { tail -n 30 "$dlog"; die "debootstrap failed (log: $dlog)"; }
+        fi
         log "debootstrap done in $((SECONDS - t0))s"
-        echo "$uri $suite minbase" >"$root/.fasttime-ci-debootstrap"
+        echo "$uri $suite minbase${CHROOT_ARCH:+ $CHROOT_ARCH}" >"$root/.fasttime-ci-debootstrap"
     fi
     if [[ -n $extra ]]; then
         # (rewritten on every provisioning run: the mirror is the system's
@@ -307,10 +344,17 @@ chroot_pg() {
              $lib/auto_explain.so $lib/pgxs/src/makefiles/pgxs.mk \
              $lib/pgxs/src/test/regress/pg_regress \
              $lib/pgxs/src/test/perl/PostgreSQL/Test/Cluster.pm \
-             /usr/bin/gcc /usr/bin/make /usr/bin/python3 /usr/bin/valgrind /usr/bin/prove \
+             /usr/bin/gcc /usr/bin/make /usr/bin/python3 /usr/bin/prove \
              /usr/sbin/useradd /usr/sbin/runuser; do
         [[ -e $root$f ]] || die "chroot incomplete: $f missing"
     done
+    if [[ " ${pkgs[*]} " == *" valgrind "* ]]; then
+        [[ -e $root/usr/bin/valgrind ]] || die "chroot incomplete: /usr/bin/valgrind missing"
+    fi
+    if [[ -n $CHROOT_ARCH ]]; then
+        [[ $(inside dpkg --print-architecture) == "$CHROOT_ARCH" ]] ||
+            die "chroot $root is not $CHROOT_ARCH"
+    fi
     # pg_stat_statements: required if the server package ships it
     if inside dpkg-query -L postgresql-"$MAJOR" | grep -q '/pg_stat_statements\.so$'; then
         [[ -e $root$lib/pg_stat_statements.so ]] || die "chroot incomplete: $lib/pg_stat_statements.so missing"
@@ -344,6 +388,40 @@ do_pg19() {
     chroot_pg sid "$x" "Acquire::Check-Valid-Until=false" \
         postgresql-"$MAJOR"/$x postgresql-server-dev-"$MAJOR"/$x \
         postgresql-client-"$MAJOR"/$x libpq5/$x libpq-dev/$x
+}
+
+# =================================================================== arm64 ==
+# PostgreSQL 15 on aarch64: bookworm's own arm64 packages, in an arm64
+# bookworm chroot run by qemu-user-static.  No valgrind (the sanitize stage
+# does not run under emulation).
+BINFMT_AARCH64=/usr/lib/binfmt.d/qemu-aarch64.conf
+ensure_binfmt_aarch64() {   # register qemu-aarch64 (with the F flag) if missing
+    local bm=/proc/sys/fs/binfmt_misc line
+    host_install qemu-user-static
+    if [[ ! -e $bm/register ]]; then
+        log "mounting binfmt_misc on $bm"
+        mount -t binfmt_misc binfmt_misc "$bm" || die "cannot mount binfmt_misc"
+    fi
+    if [[ -e $bm/qemu-aarch64 ]]; then
+        grep -q '^enabled' "$bm/qemu-aarch64" || echo 1 >"$bm/qemu-aarch64"
+        grep -q '^flags:.*F' "$bm/qemu-aarch64" ||
+            die "binfmt_misc entry qemu-aarch64 exists without the F flag: it will not work inside a chroot"
+        return 0
+    fi
+    # the package's systemd-binfmt line is already in the register format
+    line=$(grep -m1 '^:qemu-aarch64:' "$BINFMT_AARCH64") ||
+        die "$BINFMT_AARCH64 missing (package qemu-user-static)"
+    [[ ${line##*:} == *F* ]] || line+=F
+    log "registering qemu-aarch64 with binfmt_misc (flags ${line##*:})"
+    echo "$line" >"$bm/register" || die "cannot register qemu-aarch64 with binfmt_misc"
+}
+
+do_arm64() {
+    ensure_binfmt_aarch64
+    CHROOT_ARCH=arm64
+    CHROOT_DIR=bookworm-arm64-pg$MAJOR
+    CHROOT_PKGS=(build-essential libipc-run-perl perl python3 passwd util-linux)
+    chroot_pg bookworm "" "" postgresql-"$MAJOR" postgresql-server-dev-"$MAJOR"
 }
 
 # ====================================================================== 18 ==
@@ -411,7 +489,8 @@ do_pg18() {
     result "$prefix/bin/pg_config"
 }
 
-case $MAJOR in
+case $KEY in
+    arm64) do_arm64 ;;
     15)  do_system ;;
     17)  do_pg17 ;;
     18)  do_pg18 ;;

@@ -2,11 +2,13 @@
 # .ci/pg-chroot.sh MAJOR [COMMAND [ARGS...]]  -- run COMMAND (default:
 # test/run_all.sh) against PostgreSQL MAJOR inside the cached Debian chroot
 # that `.ci/build-pg.sh MAJOR` provides (17: trixie, 19: sid with
-# experimental's PostgreSQL; created on first use, a few minutes; reused
-# with no network afterwards).  So the whole suite for 17 is
+# experimental's PostgreSQL, arm64: bookworm's PostgreSQL 15 for aarch64,
+# run under qemu-user emulation; created on first use, a few minutes;
+# reused with no network afterwards).  So the whole suite for 17 is
 #
 #     .ci/pg-chroot.sh 17                # = test/run_all.sh, in the chroot
 #     .ci/pg-chroot.sh 17 test/stage_regress.sh
+#     .ci/pg-chroot.sh arm64 test/stage_unit.sh    # aarch64, emulated
 #
 # (.ci/pg17-chroot.sh [COMMAND...] is .ci/pg-chroot.sh 17 [COMMAND...].)
 #
@@ -29,11 +31,15 @@
 set -u
 cd "$(dirname "$0")/.."
 repo=$(pwd)
-if [ $# -lt 1 ] || ! [[ $1 =~ ^[0-9]+$ ]]; then
-	echo "usage: $0 MAJOR [COMMAND [ARGS...]]   (MAJOR: 17 or 19)" >&2
+if [ $# -lt 1 ] || ! [[ $1 =~ ^([0-9]+|arm64)$ ]]; then
+	echo "usage: $0 MAJOR|arm64 [COMMAND [ARGS...]]   (MAJOR: 17 or 19; arm64: 15 on aarch64)" >&2
 	exit 2
 fi
+# KEY names the chroot (and its lock) for build-pg.sh; MAJOR is the
+# PostgreSQL version in it
+KEY=$1
 MAJOR=$1
+[ "$KEY" = arm64 ] && MAJOR=15
 shift
 CACHE=${FASTTIME_CI_CACHE:-/var/cache/fasttime-ci}
 [ "$(id -u)" = 0 ] || { echo "pg-chroot: must run as root (chroot, mount)" >&2; exit 1; }
@@ -41,14 +47,14 @@ mkdir -p "$CACHE"
 
 # one run at a time: runs share the chroot's mounts (build-pg.sh takes this
 # lock too before it touches the chroot, unless told we hold it)
-exec 8>"$CACHE/.lock-$MAJOR-chroot"
+exec 8>"$CACHE/.lock-$KEY-chroot"
 flock 8
 export FASTTIME_CI_CHROOT_LOCKED=1
 
-pgc=$(.ci/build-pg.sh "$MAJOR" | tail -n 1)
+pgc=$(.ci/build-pg.sh "$KEY" | tail -n 1)
 root=${pgc%/usr/lib/postgresql/$MAJOR/bin/pg_config}
 if [ -z "$pgc" ] || [ "$root" = "$pgc" ] || [ ! -x "$pgc" ]; then
-	echo "pg-chroot: no PostgreSQL $MAJOR chroot (.ci/build-pg.sh $MAJOR failed or gives no chroot)" >&2
+	echo "pg-chroot: no PostgreSQL $MAJOR chroot (.ci/build-pg.sh $KEY failed or gives no chroot)" >&2
 	exit 1
 fi
 

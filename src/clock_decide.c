@@ -38,8 +38,32 @@ has_word(const char *list, const char *word)
 }
 
 /*
- * Is the TSC usable for timing at all?  This is the bar the explicit
- * settings "tsc" and "try_tsc" must clear: a TSC that exists, ticks at a
+ * The counter the facts describe, as reasons and messages name it: "TSC"
+ * on x86-64, "arch counter (CNTVCT_EL0)" on aarch64.  Taken from the facts
+ * rather than the build so that unit tests can decide for either
+ * architecture on any machine.
+ */
+const char *
+ft_counter_name(const FtClockFacts *facts)
+{
+	return facts->is_aarch64 ? "arch counter (CNTVCT_EL0)" : "TSC";
+}
+
+/*
+ * The kernel clocksource that reads the same counter: the kernel has
+ * checked it (synchronised across CPUs, no watchdog drift) only when it
+ * uses it itself.  On aarch64 that is the generic timer driver's
+ * "arch_sys_counter".
+ */
+const char *
+ft_counter_clocksource(const FtClockFacts *facts)
+{
+	return facts->is_aarch64 ? "arch_sys_counter" : "tsc";
+}
+
+/*
+ * Is the counter usable for timing at all?  This is the bar the explicit
+ * settings "tsc" and "try_tsc" must clear: a counter that exists, ticks at a
  * constant rate whatever the CPU's power state (invariant), and whose
  * frequency we know and can convert exactly.  Without all three, converted times would be wrong,
  * and a wrong time is worse than a slow one.
@@ -47,14 +71,31 @@ has_word(const char *list, const char *word)
  * The kernel's opinion is deliberately not part of this: a user who asks
  * for the TSC explicitly may know better than a kernel booted with
  * tsc=unstable.  auto, below, is the conservative one.
+ *
+ * On aarch64 the architecture guarantees the first two (the generic
+ * timer's system counter runs at a fixed frequency in an always-on power
+ * domain), so only the frequency can fail there, or a fault injected in
+ * a test build.  The lowest frequency is the architecture's (600 MHz for
+ * a TSC, 1 MHz for the arch counter) or this build's, whichever is higher.
  */
 bool
 ft_tsc_usable(const FtClockFacts *facts, char *why, size_t whylen)
 {
 	FtTickConv	conv;
+	const char *cn = ft_counter_name(facts);
+	double		min_hz = facts->is_aarch64 ? 1e6 : 6e8;
 
-	if (!facts->is_x86_64)
+	if (min_hz < FT_CONV_MIN_HZ)
+		min_hz = FT_CONV_MIN_HZ;
+
+	if (!facts->is_x86_64 && !facts->is_aarch64)
 		snprintf(why, whylen, "the TSC is only supported on x86-64 CPUs");
+	else if (facts->is_aarch64 && !facts->has_tsc)
+		snprintf(why, whylen,
+				 "the arch counter (CNTVCT_EL0) is not available to this process");
+	else if (facts->is_aarch64 && !facts->invariant_tsc)
+		snprintf(why, whylen,
+				 "the arch counter (CNTVCT_EL0) is not reported as invariant (constant rate in every power state), so its rate may change");
 	else if (!facts->has_tsc)
 		snprintf(why, whylen, facts->cpuid_tsc ?
 				 "the kernel does not list a time-stamp counter among the CPU's flags (CPUID leaf 1 EDX bit 4 is set, but the kernel's view wins)" :
@@ -65,14 +106,24 @@ ft_tsc_usable(const FtClockFacts *facts, char *why, size_t whylen)
 				 "the CPU does not report an invariant TSC (CPUID 0x80000007 EDX bit 8 is clear), so its rate may change with power states");
 	else if (!facts->calibration_ok)
 		snprintf(why, whylen,
-				 "the TSC frequency could not be calibrated against CLOCK_MONOTONIC_RAW: %s",
+				 "the %s frequency could not be calibrated against CLOCK_MONOTONIC_RAW: %s",
+				 cn,
 				 facts->calibration_note[0] ? facts->calibration_note : "no reason recorded");
 	else if (!(facts->tsc_hz > 0))
-		snprintf(why, whylen, "the TSC frequency is unknown");
-	else if (!ft_conv_init(&conv, facts->tsc_hz))
+		snprintf(why, whylen, "the %s frequency is unknown", cn);
+	else if (!(facts->tsc_hz >= min_hz) || !ft_conv_init(&conv, facts->tsc_hz))
 		snprintf(why, whylen,
-				 "a TSC frequency of %.0f kHz is outside what fasttime converts to nanoseconds exactly (600 MHz to 100 GHz)",
-				 facts->tsc_hz / 1000.0);
+				 "a %s frequency of %.0f kHz is outside what fasttime converts to nanoseconds exactly (%.0f MHz to %.0f GHz)",
+				 cn, facts->tsc_hz / 1000.0, min_hz / 1e6, FT_CONV_MAX_HZ / 1e9);
+	else if (facts->is_aarch64)
+	{
+		/* the resolution matters here: 1 to 50 ns a tick */
+		snprintf(why, whylen, "arch counter (CNTVCT_EL0) at %.0f kHz (%s), %.1f ns a tick",
+				 facts->tsc_hz / 1000.0,
+				 ft_freq_origin_name(facts->tsc_hz_origin),
+				 1e9 / facts->tsc_hz);
+		return true;
+	}
 	else
 	{
 		snprintf(why, whylen, "invariant TSC at %.0f kHz (%s)",
@@ -87,13 +138,19 @@ ft_tsc_usable(const FtClockFacts *facts, char *why, size_t whylen)
  * Decide which clock times plan nodes.
  *
  *	clock_gettime: always the stock clock.
- *	tsc:		   the TSC if usable; otherwise refused (the caller errors).
- *	try_tsc:	   the TSC if usable; otherwise clock_gettime, saying why.
- *	auto:		   the TSC only if usable, the kernel itself uses it as its
+ *	tsc:		   the counter if usable; otherwise refused (the caller errors).
+ *	try_tsc:	   the counter if usable; otherwise clock_gettime, saying why.
+ *	auto:		   the counter only if usable, the kernel itself uses it as its
  *				   clocksource (so it survived the kernel's own checks for
- *				   synchronisation across CPUs and watchdog drift), and a TSC
- *				   read measured clearly cheaper than clock_gettime (a
- *				   trapping TSC would save nothing).
+ *				   synchronisation across CPUs and watchdog drift), and a
+ *				   counter read measured clearly cheaper than clock_gettime
+ *				   (a trapping TSC would save nothing).
+ *
+ * The counter is the TSC on x86-64 and the arch counter (CNTVCT_EL0) on
+ * aarch64, whose kernel clocksource is "arch_sys_counter".  Under
+ * qemu-user emulation of aarch64 the kernel is the x86 host's, whose
+ * clocksource is never arch_sys_counter: there auto keeps clock_gettime,
+ * and tsc or try_tsc exercise the emulated counter.
  */
 void
 ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
@@ -101,6 +158,9 @@ ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
 	char		why[256];
 	char		kernel_note[160] = "";
 	bool		usable;
+	bool		arm = facts->is_aarch64;
+	const char *cn = ft_counter_name(facts);
+	const char *ccs = ft_counter_clocksource(facts);
 
 	memset(out, 0, sizeof(*out));
 	out->choice = FT_CHOICE_CLOCK_GETTIME;
@@ -115,16 +175,17 @@ ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
 	usable = ft_tsc_usable(facts, why, sizeof(why));
 
 	/*
-	 * tsc and try_tsc use a usable TSC whatever the kernel thinks of it (the
-	 * user asked for it, and each query's clock check still watches it);
-	 * but if the kernel does not, now or after its watchdog switched
+	 * tsc and try_tsc use a usable counter whatever the kernel thinks of it
+	 * (the user asked for it, and each query's clock check still watches
+	 * it); but if the kernel does not, now or after its watchdog switched
 	 * clocksource at run time, the reason says so.
 	 */
 	if (facts->kernel_clocksource[0] != '\0' &&
-		strcmp(facts->kernel_clocksource, "tsc") != 0)
+		strcmp(facts->kernel_clocksource, ccs) != 0)
 		snprintf(kernel_note, sizeof(kernel_note),
-				 "; the kernel itself uses clocksource \"%.64s\", not the TSC",
-				 facts->kernel_clocksource);
+				 "; the kernel itself uses clocksource \"%.64s\", not %s",
+				 facts->kernel_clocksource,
+				 arm ? "the architected counter" : "the TSC");
 
 	switch (setting)
 	{
@@ -139,7 +200,7 @@ ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
 			{
 				out->refused = true;
 				snprintf(out->reason, sizeof(out->reason),
-						 "the TSC is not usable: %s", why);
+						 "the %s is not usable: %s", cn, why);
 			}
 			return;
 
@@ -152,52 +213,64 @@ ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
 			}
 			else
 				snprintf(out->reason, sizeof(out->reason),
-						 "try_tsc fell back to clock_gettime because the TSC is not usable: %s",
-						 why);
+						 "try_tsc fell back to clock_gettime because the %s is not usable: %s",
+						 cn, why);
 			return;
 
 		case FT_SETTING_AUTO:
 			if (!usable)
 			{
 				snprintf(out->reason, sizeof(out->reason),
-						 "auto chose clock_gettime because the TSC is not usable: %s",
-						 why);
+						 "auto chose clock_gettime because the %s is not usable: %s",
+						 cn, why);
 				return;
 			}
 			if (facts->kernel_clocksource[0] == '\0')
 			{
 				snprintf(out->reason, sizeof(out->reason),
-						 "auto chose clock_gettime because the kernel's current clocksource could not be read; set fasttime.clock_source = tsc to use the TSC anyway");
+						 "auto chose clock_gettime because the kernel's current clocksource could not be read; set fasttime.clock_source = tsc to use the %s anyway",
+						 cn);
 				return;
 			}
-			if (strcmp(facts->kernel_clocksource, "tsc") != 0)
+			if (strcmp(facts->kernel_clocksource, ccs) != 0)
 			{
-				snprintf(out->reason, sizeof(out->reason),
-						 "auto chose clock_gettime because the kernel uses clocksource \"%s\", not \"tsc\"%s; set fasttime.clock_source = tsc to use the TSC anyway",
-						 facts->kernel_clocksource,
-						 !has_word(facts->kernel_available, "tsc") ?
-						 " and has rejected the TSC (it is not among the available clocksources)" : "");
+				if (arm)
+					snprintf(out->reason, sizeof(out->reason),
+							 "auto chose clock_gettime because the kernel clocksource is \"%s\", not the architected counter (\"arch_sys_counter\")%s; set fasttime.clock_source = tsc to use the arch counter (CNTVCT_EL0) anyway",
+							 facts->kernel_clocksource,
+							 !has_word(facts->kernel_available, ccs) ?
+							 ", which the kernel does not offer" : "");
+				else
+					snprintf(out->reason, sizeof(out->reason),
+							 "auto chose clock_gettime because the kernel uses clocksource \"%s\", not \"tsc\"%s; set fasttime.clock_source = tsc to use the TSC anyway",
+							 facts->kernel_clocksource,
+							 !has_word(facts->kernel_available, "tsc") ?
+							 " and has rejected the TSC (it is not among the available clocksources)" : "");
 				return;
 			}
 			if (!(facts->ns_per_read_tsc > 0 && facts->ns_per_read_clock_gettime > 0))
 			{
 				snprintf(out->reason, sizeof(out->reason),
-						 "auto chose clock_gettime because the cost of a TSC read was not measured");
+						 "auto chose clock_gettime because the cost of a %s read was not measured",
+						 arm ? "CNTVCT_EL0" : "TSC");
 				return;
 			}
 			if (facts->ns_per_read_tsc >
 				FT_AUTO_MAX_COST_RATIO * facts->ns_per_read_clock_gettime)
 			{
 				snprintf(out->reason, sizeof(out->reason),
-						 "auto chose clock_gettime because a TSC read (%.1f ns) is not clearly cheaper than clock_gettime (%.1f ns); the TSC may be trapping to a hypervisor",
+						 "auto chose clock_gettime because a %s read (%.1f ns) is not clearly cheaper than clock_gettime (%.1f ns); %s",
+						 arm ? "CNTVCT_EL0" : "TSC",
 						 facts->ns_per_read_tsc,
-						 facts->ns_per_read_clock_gettime);
+						 facts->ns_per_read_clock_gettime,
+						 arm ? "the counter read may be trapping to the kernel (an erratum workaround) or a hypervisor" :
+						 "the TSC may be trapping to a hypervisor");
 				return;
 			}
 			out->choice = FT_CHOICE_TSC;
 			snprintf(out->reason, sizeof(out->reason),
-					 "auto chose the TSC: %s, the kernel clocksource is tsc, and a read costs %.1f ns versus %.1f ns for clock_gettime",
-					 why, facts->ns_per_read_tsc,
+					 "auto chose the %s: %s, the kernel clocksource is %s, and a read costs %.1f ns versus %.1f ns for clock_gettime",
+					 cn, why, ccs, facts->ns_per_read_tsc,
 					 facts->ns_per_read_clock_gettime);
 			return;
 

@@ -42,6 +42,8 @@ typedef struct FtDecision
 	char		reason[640];	/* for humans: why this choice */
 } FtDecision;
 
+extern const char *ft_counter_name(const FtClockFacts *facts);
+extern const char *ft_counter_clocksource(const FtClockFacts *facts);
 extern bool ft_tsc_usable(const FtClockFacts *facts, char *why, size_t whylen);
 extern void ft_decide(const FtClockFacts *facts, FtClockSetting setting,
 					  FtDecision *out);

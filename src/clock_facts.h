@@ -27,20 +27,29 @@ typedef enum FtFreqOrigin
 	FT_FREQ_CPUID_15H,			/* CPUID leaf 0x15: crystal * ratio */
 	FT_FREQ_CPUID_16H,			/* CPUID leaf 0x16: base frequency */
 	FT_FREQ_HYPERVISOR,			/* hypervisor leaf 0x40000010 */
-	FT_FREQ_CALIBRATION			/* measured against CLOCK_MONOTONIC_RAW */
+	FT_FREQ_CALIBRATION,		/* measured against CLOCK_MONOTONIC_RAW */
+	FT_FREQ_CNTFRQ				/* aarch64: CNTFRQ_EL0 */
 } FtFreqOrigin;
 
 typedef struct FtClockFacts
 {
 	bool		detected;		/* facts have been gathered */
 
-	/* CPU */
+	/*
+	 * CPU.  The counter is the TSC on x86-64 and the architected counter
+	 * CNTVCT_EL0 on aarch64; the fields named tsc describe whichever it is.
+	 */
 	bool		is_x86_64;
-	char		cpu_vendor[16]; /* "GenuineIntel", "AuthenticAMD", ... */
+	bool		is_aarch64;
+	char		cpu_vendor[16]; /* "GenuineIntel", "AuthenticAMD", ...;
+								 * aarch64: "implementer 0xNN" (MIDR) */
 	/*
 	 * has_tsc, invariant_tsc and rdtscp are what fasttime goes by: CPUID's
 	 * view, and the kernel's where it could be read (see
-	 * ft_merge_cpu_flags).
+	 * ft_merge_cpu_flags).  On aarch64 the architecture guarantees a
+	 * counter at a constant rate that keeps counting in every power state,
+	 * so has_tsc, invariant_tsc and their cpuid_ views are true, and there
+	 * is no RDTSCP (rdtscp false, ordered reads are ISB;MRS).
 	 */
 	bool		has_tsc;
 	bool		invariant_tsc;
@@ -64,6 +73,7 @@ typedef struct FtClockFacts
 	double		cpuid_15h_hz;
 	double		cpuid_16h_hz;
 	double		hypervisor_hz;
+	double		cntfrq_hz;		/* aarch64: CNTFRQ_EL0 */
 
 	/* calibration against CLOCK_MONOTONIC_RAW */
 	bool		calibration_ok;

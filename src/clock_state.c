@@ -181,10 +181,12 @@ ft_recheck_kernel_clocksource(void)
 	resumed = before.choice != FT_CHOICE_TSC && after->choice == FT_CHOICE_TSC;
 	ereport((stopped && ft_auto_used_tsc) || (resumed && ft_kernel_switch_logged) ?
 			LOG : DEBUG1,
-			(errmsg("fasttime: the kernel's clocksource changed from \"%s\" to \"%s\"%s",
+			(errmsg("fasttime: the kernel's clocksource changed from \"%s\" to \"%s\"%s%s%s",
 					previous, current,
-					stopped ? ", so fasttime.clock_source = auto no longer times plan nodes with the TSC" :
-					resumed ? ", so fasttime.clock_source = auto times plan nodes with the TSC again" : ""),
+					stopped ? ", so fasttime.clock_source = auto no longer times plan nodes with the " :
+					resumed ? ", so fasttime.clock_source = auto times plan nodes with the " : "",
+					stopped || resumed ? ft_counter_name(&ft_facts) : "",
+					resumed ? " again" : ""),
 			 errdetail("%s", ft_sentence(after->reason))));
 	if (stopped && ft_auto_used_tsc)
 		ft_kernel_switch_logged = true;

@@ -93,7 +93,8 @@ check_clock_source(int *newval, void **extra, GucSource source)
 			GUC_check_errcode(ERRCODE_FEATURE_NOT_SUPPORTED);
 			GUC_check_errmsg("fasttime.clock_source cannot be \"tsc\" on this machine");
 			GUC_check_errdetail("%s", ft_sentence(d->reason));
-			GUC_check_errhint("Use \"try_tsc\" to use the TSC only where it is usable, or \"auto\".");
+			GUC_check_errhint("Use \"try_tsc\" to use the %s only where it is usable, or \"auto\".",
+							  ft_counter_name(ft_get_facts()));
 			return false;
 		}
 	}
@@ -109,7 +110,8 @@ check_clock_source(int *newval, void **extra, GucSource source)
 			ft_try_tsc_noticed = true;
 			ereport(NOTICE,
 					(errmsg("fasttime.clock_source \"try_tsc\" falls back to clock_gettime"),
-					 errdetail("The TSC is not usable: %s.", why)));
+					 errdetail("The %s is not usable: %s.",
+							   ft_counter_name(ft_get_facts()), why)));
 		}
 	}
 	return true;
@@ -314,7 +316,8 @@ _PG_init(void)
 	if (ft_startup_refusal[0] != '\0')
 		ereport(FATAL,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("fasttime.clock_source is \"tsc\" but the TSC cannot be used on this machine"),
+				 errmsg("fasttime.clock_source is \"tsc\" but the %s cannot be used on this machine",
+						ft_counter_name(ft_get_facts())),
 				 errdetail("%s", ft_sentence(ft_startup_refusal)),
 				 ft_hint_where_set(ft_startup_refusal_source)));
 

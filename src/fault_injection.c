@@ -334,7 +334,7 @@ fault_apply_facts(FtClockFacts *f)
 		fault_note(false, "fasttime fault injection: clock fact fault \"%s\" applied", tok);
 	}
 	/* the two views of the CPU, merged again as at detection */
-	if (f->is_x86_64)
+	if (f->is_x86_64 || f->is_aarch64)
 		ft_merge_cpu_flags(f);
 	if (f->rdtscp && !real_rdtscp)
 		ft_fault_no_real_rdtscp = true;

@@ -327,7 +327,8 @@ ft_get_sources(FunctionCallInfo fcinfo, int argno, FtSource *sources)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("clock source \"%s\" is not usable on this machine",
 							ft_source_names[i]),
-					 errdetail("The TSC is not usable: %s.", why),
+					 errdetail("The %s is not usable: %s.",
+							   ft_counter_name(ft_get_facts()), why),
 					 errhint("Measure \"clock_gettime\" instead, or pass NULL to measure every usable source; fasttime_status() shows the facts behind this.")));
 		sources[n++] = (FtSource) i;
 		return n;
@@ -649,7 +650,8 @@ fasttime_status(PG_FUNCTION_ARGS)
 	ft_status_row(rsinfo, "lfence_serializing",
 				  ft_status_bool(f->lfence_serializing));
 	ft_status_row(rsinfo, "tsc_ordered_read",
-				  !f->has_tsc ? NULL : f->rdtscp ? "rdtscp" : "lfence;rdtsc");
+				  !f->has_tsc ? NULL : f->is_aarch64 ? "isb;mrs cntvct_el0" :
+				  f->rdtscp ? "rdtscp" : "lfence;rdtsc");
 	ft_status_row(rsinfo, "hypervisor",
 				  !f->hypervisor ? "none" :
 				  f->hypervisor_vendor[0] ? f->hypervisor_vendor : "unknown");
@@ -745,8 +747,10 @@ fasttime_drift(PG_FUNCTION_ARGS)
 	if (!ft_tsc_usable(ft_get_facts(), why, sizeof(why)))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot compare the TSC with clock_gettime on this machine"),
-				 errdetail("The TSC is not usable: %s.", why),
+				 errmsg("cannot compare the %s with clock_gettime on this machine",
+						ft_counter_name(ft_get_facts())),
+				 errdetail("The %s is not usable: %s.",
+						   ft_counter_name(ft_get_facts()), why),
 				 errhint("fasttime_status() shows the facts behind this.")));
 
 	raw0 = ft_read_monotonic_raw_ns();

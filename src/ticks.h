@@ -1,8 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * ticks.h
- *	  Reading the clocks fasttime knows about, and converting TSC ticks
- *	  to nanoseconds.
+ *	  Reading the clocks fasttime knows about, and converting counter
+ *	  ticks to nanoseconds.
+ *
+ * The counter is the TSC on x86-64 (RDTSC; ordered: RDTSCP, or
+ * LFENCE;RDTSC) and the architected generic timer's virtual count on
+ * aarch64 (MRS CNTVCT_EL0; ordered: ISB;MRS, the ISB making the read wait
+ * for every earlier instruction, as the architecture documents for
+ * CNTVCT_EL0 reads that must not be hoisted).  Most of fasttime says
+ * "TSC" in its identifiers for either; what users read names the clock of
+ * the architecture (see ft_counter_name()).
  *
  * Everything here is inline and free of PostgreSQL server dependencies so
  * that the node wrapper, the SQL measurement functions and the standalone
@@ -11,12 +19,15 @@
  *
  * The conversion is ns = (ticks * mult + 2^(FT_CONV_SHIFT-1)) >>
  * FT_CONV_SHIFT, rounded to the nearest nanosecond, with mult precomputed
- * from the TSC frequency.  With a 32-bit shift the rounding of
+ * from the counter frequency.  With a 32-bit shift the rounding of
  * mult costs at most 0.5 / mult: about 1 ppb at 10 GHz and 12 ppb at the
  * 100 GHz upper limit, far below the calibration's own uncertainty.  The
- * product is formed in 128 bits, and frequencies below 600 MHz are
- * refused, so that no interval a 63-bit tick delta can express (over 480
- * years) overflows 64 bits of nanoseconds.  A negative delta (the TSCs of
+ * product is formed in 128 bits, and on x86-64 frequencies below 600 MHz
+ * are refused, so that no interval a 63-bit tick delta can express (over
+ * 480 years) overflows 64 bits of nanoseconds.  aarch64 counters run at
+ * 1 MHz to 1 GHz (CNTFRQ_EL0: 19.2, 25, 50, 62.5 MHz are common, 1 GHz
+ * from Armv8.6), so there the floor is FT_CONV_MIN_HZ = 1 MHz and a
+ * conversion beyond 2^64 ns saturates instead.  A negative delta (the TSCs of
  * two CPUs are not perfectly in step, so a process that migrates can see time go backwards
  * by a few tens of nanoseconds) counts as zero.
  *
@@ -31,13 +42,36 @@
 #include <stdint.h>
 #include <time.h>
 
+/*
+ * FT_HAVE_TSC: the x86-64 TSC and CPUID are there.  FT_HAVE_ARCH_COUNTER:
+ * the aarch64 generic timer (CNTVCT_EL0, CNTFRQ_EL0) is.  FT_HAVE_COUNTER:
+ * either, i.e. fasttime has a counter clock on this build.
+ */
 #if defined(__x86_64__) && defined(__SIZEOF_INT128__) && \
 	(defined(__GNUC__) || defined(__clang__))
 #define FT_HAVE_TSC 1
+#define FT_HAVE_ARCH_COUNTER 0
 #include <x86intrin.h>
+#elif defined(__aarch64__) && defined(__SIZEOF_INT128__) && \
+	(defined(__GNUC__) || defined(__clang__))
+#define FT_HAVE_TSC 0
+#define FT_HAVE_ARCH_COUNTER 1
 #else
 #define FT_HAVE_TSC 0
+#define FT_HAVE_ARCH_COUNTER 0
 #endif
+#define FT_HAVE_COUNTER (FT_HAVE_TSC || FT_HAVE_ARCH_COUNTER)
+
+/*
+ * Lowest counter frequency the conversion accepts on this build (see the
+ * head of this file); FT_CONV_MAX_HZ the highest.
+ */
+#if FT_HAVE_ARCH_COUNTER
+#define FT_CONV_MIN_HZ 1e6
+#else
+#define FT_CONV_MIN_HZ 6e8
+#endif
+#define FT_CONV_MAX_HZ 1e11
 
 #define FT_CONV_SHIFT 32
 #define FT_NS_PER_SEC 1000000000LL
@@ -50,7 +84,7 @@ typedef struct FtTickConv
 } FtTickConv;
 
 /*
- * Compute the multiplier for a TSC running at hz ticks per second.
+ * Compute the multiplier for a counter running at hz ticks per second.
  *
  * Done once, when the frequency becomes known; the hot path never divides.
  * Returns false (and leaves *conv zeroed) for frequencies the conversion
@@ -66,9 +100,10 @@ ft_conv_init(FtTickConv *conv, double hz)
 	conv->hz = 0;
 	/*
 	 * Below 600 MHz, 2^63 ticks would exceed 2^64 ns; no invariant TSC runs
-	 * that slowly.  Above 100 GHz mult loses precision.  NaN fails both.
+	 * that slowly (an aarch64 build saturates instead, and takes counters
+	 * down to 1 MHz).  Above 100 GHz mult loses precision.  NaN fails both.
 	 */
-	if (!(hz >= 6e8 && hz <= 1e11))
+	if (!(hz >= FT_CONV_MIN_HZ && hz <= FT_CONV_MAX_HZ))
 		return false;
 	m = (1e9 * 4294967296.0) / hz;
 	conv->mult = (uint64_t) (m + 0.5);
@@ -97,6 +132,11 @@ ft_ticks_to_ns(const FtTickConv *conv, int64_t delta)
 		return 0;
 	p = (unsigned __int128) (uint64_t) delta * conv->mult +
 		((uint64_t) 1 << (FT_CONV_SHIFT - 1));
+#if FT_HAVE_ARCH_COUNTER
+	/* below 500 MHz a huge delta can exceed 2^64 ns: saturate */
+	if ((p >> (64 + FT_CONV_SHIFT)) != 0)
+		return UINT64_MAX;
+#endif
 	return (uint64_t) (p >> FT_CONV_SHIFT);
 #else
 	uint64_t	d,
@@ -155,6 +195,12 @@ ft_read_tsc(void)
 {
 #if FT_HAVE_TSC
 	return __rdtsc();
+#elif FT_HAVE_ARCH_COUNTER
+	uint64_t	v;
+
+	/* plain MRS: like RDTSC, may be taken ahead of earlier instructions */
+	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
 #else
 	return 0;
 #endif
@@ -163,7 +209,10 @@ ft_read_tsc(void)
 /*
  * LFENCE;RDTSC: the ordered read for CPUs without RDTSCP.  LFENCE is
  * dispatch-serializing on Intel, and on AMD when CPUID 0x80000021 EAX bit 2
- * says so.
+ * says so.  On aarch64 the ordered read is ISB;MRS CNTVCT_EL0: the ISB
+ * flushes the pipeline, so the counter is read after every earlier
+ * instruction has completed (the "memory" clobber also keeps the compiler
+ * from moving memory accesses across it).
  */
 static inline uint64_t
 ft_read_tsc_lfence(void)
@@ -171,6 +220,29 @@ ft_read_tsc_lfence(void)
 #if FT_HAVE_TSC
 	_mm_lfence();
 	return __rdtsc();
+#elif FT_HAVE_ARCH_COUNTER
+	uint64_t	v;
+
+	__asm__ __volatile__("isb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
+	return v;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * CNTFRQ_EL0: the frequency of the aarch64 system counter as the firmware
+ * programmed it, in Hz; 0 elsewhere.  Firmware has been known to get it
+ * wrong, so it is only a candidate that calibration must confirm.
+ */
+static inline uint64_t
+ft_read_counter_frequency(void)
+{
+#if FT_HAVE_ARCH_COUNTER
+	uint64_t	v;
+
+	__asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(v));
+	return v & 0xffffffffu;		/* bits 63:32 are RES0 */
 #else
 	return 0;
 #endif
@@ -196,6 +268,9 @@ ft_read_tsc_rdtscp(void)
 		return ft_read_tsc_lfence();
 #endif
 	return __rdtscp(&aux);
+#elif FT_HAVE_ARCH_COUNTER
+	/* aarch64 has no RDTSCP; facts->rdtscp is never set there */
+	return ft_read_tsc_lfence();
 #else
 	return 0;
 #endif

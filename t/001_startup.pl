@@ -26,6 +26,10 @@ sub choice_lines
 
 sub logsize { my ($node) = @_; return -s $node->logfile // 0; }
 
+# the counter as messages name it: the TSC on x86-64, the arch counter on
+# aarch64
+my $counter_re = qr/(?:TSC|arch counter \(CNTVCT_EL0\))/;
+
 # a few sessions, one of them parallel, after which the start-up line
 # must still be alone in the log
 sub some_sessions
@@ -71,7 +75,7 @@ if ($usable eq 'true')
 else
 {
 	ok(!$node->start(fail_ok => 1), 'tsc in postgresql.conf, unusable TSC: server refuses to start');
-	like(ft_log_since($node, $off), qr/FATAL:  fasttime\.clock_source is "tsc" but the TSC cannot be used/,
+	like(ft_log_since($node, $off), qr/FATAL:  fasttime\.clock_source is "tsc" but the $counter_re cannot be used/,
 		'tsc in postgresql.conf, unusable TSC: FATAL says why');
 	pass('(no clock_source_status to check)');
 	pass('(no start-up line to check)');
@@ -93,11 +97,11 @@ SKIP:
 	my $log = ft_log_since($fn, $off);
 	like($log, qr/fasttime was built with fault injection/, 'the server ran the fault build');
 	like($log, qr/clock fact fault "no_invariant" applied/, 'the fact fault was applied');
-	like($log, qr/FATAL:  fasttime\.clock_source is "tsc" but the TSC cannot be used on this machine\n[^\n]*DETAIL:  [^\n]*invariant/,
+	like($log, qr/FATAL:  fasttime\.clock_source is "tsc" but the $counter_re cannot be used on this machine\n[^\n]*DETAIL:  [^\n]*invariant/,
 		'FATAL, with a DETAIL naming the invariant TSC');
 	like($log, qr/HINT:  Set fasttime\.clock_source to "try_tsc" or "auto" in "[^"]*postgresql\.conf" line \d+\./,
 		'HINT says what to set, in which file and line');
-	like($log, qr/DETAIL:  The TSC is not usable: /, 'DETAIL is a sentence');
+	like($log, qr/DETAIL:  The $counter_re is not usable: /, 'DETAIL is a sentence');
 
 	# the same value through ALTER SYSTEM (postgresql.auto.conf): the hint
 	# must not send the DBA to postgresql.conf
@@ -140,7 +144,7 @@ SKIP:
 		SET fasttime.clock_source = try_tsc;});
 	my @notices = $errn =~ /NOTICE:  fasttime\.clock_source "try_tsc" falls back to clock_gettime/g;
 	is(scalar @notices, 1, 'try_tsc in a function called 3 times, then SET: one NOTICE per session');
-	like($errn, qr/DETAIL:  The TSC is not usable: [^\n]*invariant[^\n]*\.(\n|$)/, 'NOTICE DETAIL is a sentence naming the cause');
+	like($errn, qr/DETAIL:  The $counter_re is not usable: [^\n]*invariant[^\n]*\.(\n|$)/, 'NOTICE DETAIL is a sentence naming the cause');
 	$fn->stop;
 
 	# auto: the same, reason logged once

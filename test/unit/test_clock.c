@@ -61,6 +61,35 @@ good_facts(FtClockFacts *f)
 	f->ns_per_read_tsc_ordered = 12.0;
 }
 
+/*
+ * A healthy aarch64 server: the arch counter at 1 GHz (Armv8.6 fixes
+ * CNTFRQ_EL0 at 1 GHz; Graviton3/4, Neoverse V2), confirmed by
+ * calibration, the kernel on arch_sys_counter, reads far cheaper than
+ * clock_gettime.  1 GHz converts on any build, so this runs everywhere.
+ */
+static void
+arm_good_facts(FtClockFacts *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->detected = true;
+	f->is_aarch64 = true;
+	strcpy(f->cpu_vendor, "implementer 41");
+	f->cpuid_tsc = true;
+	f->cpuid_invariant_tsc = true;
+	ft_parse_cpu_flags(NULL, f);
+	ft_merge_cpu_flags(f);
+	f->cntfrq_hz = 1e9;
+	f->calibration_ok = true;
+	f->calibrated_hz = 1e9 * (1 - 2e-6);	/* 2 ppm off */
+	f->calibration_spread_ppm = 1.5;
+	ft_choose_frequency(f);
+	strcpy(f->kernel_clocksource, "arch_sys_counter");
+	strcpy(f->kernel_available, "arch_sys_counter");
+	f->ns_per_read_clock_gettime = 25.0;
+	f->ns_per_read_tsc = 5.0;
+	f->ns_per_read_tsc_ordered = 9.0;
+}
+
 static bool
 has(const char *s, const char *sub)
 {
@@ -408,6 +437,156 @@ ref_ns(int64_t ticks, double hz)
 	return (long double) ticks * 1e9L / (long double) hz;
 }
 
+/*
+ * The same decision for aarch64 facts: the arch counter (CNTVCT_EL0) is
+ * the counter, CNTFRQ_EL0 the reported frequency, arch_sys_counter the
+ * kernel clocksource auto requires.
+ */
+static void
+test_decision_aarch64(void)
+{
+	FtClockFacts f;
+	FtDecision	d;
+	char		why[256];
+
+	diag("--- decision on aarch64 facts: the arch counter");
+
+	arm_good_facts(&f);
+	ok(f.has_tsc && f.invariant_tsc && !f.rdtscp &&
+	   has(f.cpu_flags_note, "aarch64"),
+	   "aarch64: counter present and invariant by architecture, no RDTSCP (%s)",
+	   f.cpu_flags_note);
+	ok(f.tsc_hz == 1e9 && f.tsc_hz_origin == FT_FREQ_CNTFRQ &&
+	   strcmp(ft_freq_origin_name(f.tsc_hz_origin), "cntfrq_el0") == 0 &&
+	   has(f.frequency_note, "CNTFRQ_EL0 reports 1000000 kHz, confirmed"),
+	   "aarch64: CNTFRQ_EL0 confirmed by calibration is used (%s)", f.frequency_note);
+	ok(ft_tsc_usable(&f, why, sizeof(why)) &&
+	   has(why, "arch counter (CNTVCT_EL0) at 1000000 kHz (cntfrq_el0), 1.0 ns a tick"),
+	   "aarch64: counter usable, reason names it, its origin and resolution (%s)", why);
+	ok(strcmp(ft_counter_name(&f), "arch counter (CNTVCT_EL0)") == 0 &&
+	   strcmp(ft_counter_clocksource(&f), "arch_sys_counter") == 0,
+	   "aarch64: counter named CNTVCT_EL0, kernel clocksource arch_sys_counter");
+	check_decision("aarch64 healthy", &f, FT_SETTING_AUTO, FT_CHOICE_TSC, false,
+				   "auto chose the arch counter (CNTVCT_EL0)");
+	check_decision("aarch64 healthy", &f, FT_SETTING_AUTO, FT_CHOICE_TSC, false,
+				   "the kernel clocksource is arch_sys_counter");
+	check_decision("aarch64 healthy", &f, FT_SETTING_TSC, FT_CHOICE_TSC, false,
+				   "fasttime.clock_source is tsc: arch counter");
+	check_decision("aarch64 healthy", &f, FT_SETTING_TRY_TSC, FT_CHOICE_TSC, false,
+				   "cntfrq_el0");
+	ft_decide(&f, FT_SETTING_TSC, &d);
+	ok(!has(d.reason, "TSC") && !has(d.reason, "not the architected counter"),
+	   "aarch64 healthy: no TSC named, no kernel note (%s)", d.reason);
+
+	/* CNTFRQ_EL0 misprogrammed: calibration wins, the note says so */
+	arm_good_facts(&f);
+	f.cntfrq_hz = 1e9 * (1 + 100e-6);
+	ft_choose_frequency(&f);
+	ok(f.tsc_hz == f.calibrated_hz && f.tsc_hz_origin == FT_FREQ_CALIBRATION &&
+	   has(f.frequency_note, "CNTFRQ_EL0 reports") &&
+	   has(f.frequency_note, "using the calibration"),
+	   "aarch64: CNTFRQ_EL0 102 ppm off: calibrated frequency used (%s)",
+	   f.frequency_note);
+	check_decision("aarch64 CNTFRQ_EL0 off", &f, FT_SETTING_AUTO, FT_CHOICE_TSC, false,
+				   "(calibration)");
+
+	/* no CNTFRQ_EL0 at all */
+	arm_good_facts(&f);
+	f.cntfrq_hz = 0;
+	ft_choose_frequency(&f);
+	ok(f.tsc_hz_origin == FT_FREQ_CALIBRATION &&
+	   has(f.frequency_note, "CNTFRQ_EL0 reports no counter frequency"),
+	   "aarch64: CNTFRQ_EL0 zero: calibrated (%s)", f.frequency_note);
+
+	/*
+	 * qemu-user emulation, or any kernel not on the arch counter: auto
+	 * keeps clock_gettime, tsc and try_tsc use the counter and say so
+	 */
+	arm_good_facts(&f);
+	strcpy(f.kernel_clocksource, "tsc");
+	strcpy(f.kernel_available, "tsc hpet acpi_pm");
+	check_decision("aarch64, kernel clocksource tsc", &f, FT_SETTING_AUTO,
+				   FT_CHOICE_CLOCK_GETTIME, false,
+				   "the kernel clocksource is \"tsc\", not the architected counter (\"arch_sys_counter\"), which the kernel does not offer");
+	check_decision("aarch64, kernel clocksource tsc", &f, FT_SETTING_AUTO,
+				   FT_CHOICE_CLOCK_GETTIME, false,
+				   "set fasttime.clock_source = tsc to use the arch counter (CNTVCT_EL0) anyway");
+	check_decision("aarch64, kernel clocksource tsc", &f, FT_SETTING_TSC,
+				   FT_CHOICE_TSC, false,
+				   "the kernel itself uses clocksource \"tsc\", not the architected counter");
+	check_decision("aarch64, kernel clocksource tsc", &f, FT_SETTING_TRY_TSC,
+				   FT_CHOICE_TSC, false, "not the architected counter");
+	strcpy(f.kernel_available, "arch_sys_counter jiffies");
+	strcpy(f.kernel_clocksource, "jiffies");
+	ft_decide(&f, FT_SETTING_AUTO, &d);
+	ok(d.choice == FT_CHOICE_CLOCK_GETTIME && !has(d.reason, "does not offer"),
+	   "aarch64, kernel on jiffies with arch_sys_counter available: clock_gettime, not called absent (%s)",
+	   d.reason);
+	f.kernel_clocksource[0] = '\0';
+	check_decision("aarch64, kernel clocksource unreadable", &f, FT_SETTING_AUTO,
+				   FT_CHOICE_CLOCK_GETTIME, false, "to use the arch counter (CNTVCT_EL0) anyway");
+
+	/* a trapping counter read (erratum workaround) */
+	arm_good_facts(&f);
+	f.ns_per_read_tsc = 400.0;
+	check_decision("aarch64, trapping read", &f, FT_SETTING_AUTO,
+				   FT_CHOICE_CLOCK_GETTIME, false,
+				   "a CNTVCT_EL0 read (400.0 ns) is not clearly cheaper");
+
+	/* not invariant, no counter (fault-injection facts) */
+	arm_good_facts(&f);
+	f.cpuid_invariant_tsc = false;
+	ft_merge_cpu_flags(&f);
+	check_unusable("aarch64, not invariant", &f, "invariant");
+	ft_decide(&f, FT_SETTING_TSC, &d);
+	ok(has(d.reason, "the arch counter (CNTVCT_EL0) is not usable: "),
+	   "aarch64, not invariant: refusal names the arch counter (%s)", d.reason);
+	arm_good_facts(&f);
+	f.cpuid_tsc = false;
+	ft_merge_cpu_flags(&f);
+	check_unusable("aarch64, no counter", &f, "not available");
+
+	/* calibration failed */
+	arm_good_facts(&f);
+	f.calibration_ok = false;
+	strcpy(f.calibration_note, "12 windows in 160 ms did not agree within 10 ppm");
+	ft_choose_frequency(&f);
+	check_unusable("aarch64, calibration failed", &f,
+				   "the arch counter (CNTVCT_EL0) frequency could not be calibrated");
+
+	/*
+	 * A 25 MHz counter (Ampere Altra): converted on an aarch64 build, which
+	 * saturates what would overflow; an x86-64 build's conversion stops at
+	 * 600 MHz, and says so
+	 */
+	arm_good_facts(&f);
+	f.cntfrq_hz = 25e6;
+	f.calibrated_hz = 25e6 * (1 + 1e-6);
+	ft_choose_frequency(&f);
+#if FT_HAVE_ARCH_COUNTER
+	ok(ft_tsc_usable(&f, why, sizeof(why)) && has(why, "40.0 ns a tick"),
+	   "aarch64 build, 25 MHz counter: usable, 40 ns a tick (%s)", why);
+#else
+	check_unusable("x86-64 build, 25 MHz arch counter", &f,
+				   "outside what fasttime converts to nanoseconds exactly (600 MHz to 100 GHz)");
+#endif
+	f.tsc_hz = 5e5;
+	check_unusable("aarch64, 500 kHz counter", &f, "outside what fasttime converts");
+
+	/* the kernel's CPU flags have no say on aarch64 */
+	arm_good_facts(&f);
+	ft_parse_cpu_flags("fpu tsc rdtscp constant_tsc nonstop_tsc", &f);
+	ft_merge_cpu_flags(&f);
+	ok(!f.rdtscp && f.invariant_tsc && f.has_tsc,
+	   "aarch64: x86 CPU flags (a qemu-user host's /proc/cpuinfo) change nothing");
+
+	/* x86 facts keep their TSC wording */
+	good_facts(&f);
+	ok(strcmp(ft_counter_name(&f), "TSC") == 0 &&
+	   strcmp(ft_counter_clocksource(&f), "tsc") == 0,
+	   "x86-64: counter named TSC, kernel clocksource tsc");
+}
+
 static void
 test_conversion(void)
 {
@@ -531,10 +710,19 @@ test_conversion(void)
 				diag("   ft_conv_init(%g) accepted or left garbage", bad[i]);
 			}
 		}
-		ok(accepted == 0, "invalid frequencies (0, negative, < 600 MHz, > 100 GHz, NaN, inf) rejected, conv zeroed");
-		ok(ft_conv_init(&c, 6e8) && ft_conv_init(&c, 1e11),
-		   "range limits 600 MHz and 100 GHz accepted");
+		ok(accepted == 0, "invalid frequencies (0, negative, < 1 MHz, > 100 GHz, NaN, inf) rejected, conv zeroed");
+		ok(ft_conv_init(&c, FT_CONV_MIN_HZ) && ft_conv_init(&c, 1e11),
+		   "range limits %.0f MHz and 100 GHz accepted", FT_CONV_MIN_HZ / 1e6);
+#if FT_HAVE_ARCH_COUNTER
+		ok(ft_conv_init(&c, 1e8) && ft_ticks_to_ns(&c, INT64_MAX) == UINT64_MAX &&
+		   ft_ticks_to_ns(&c, 100000000) == 1000000000,
+		   "aarch64 build: 100 MHz accepted, 2^63-1 ticks saturate, 1e8 ticks = 1 s");
+		ok(ft_conv_init(&c, 25e6) && ft_ticks_to_ns(&c, 25) == 1000 &&
+		   ft_ticks_to_ns(&c, 1) == 40,
+		   "aarch64 build: 25 MHz counter, 1 tick = 40 ns, 25 ticks = 1 us");
+#else
 		ok(!ft_conv_init(&c, 5e8), "500 MHz refused: 2^63 ticks would overflow 64-bit ns");
+#endif
 	}
 
 	/* slow frequencies the range admits */
@@ -1100,11 +1288,11 @@ test_real_detection(void)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 
-	diag("   x86_64=%d vendor=%s tsc=%d invariant=%d rdtscp=%d hypervisor=%d (%s)",
-		 f.is_x86_64, f.cpu_vendor, f.has_tsc, f.invariant_tsc, f.rdtscp,
+	diag("   x86_64=%d aarch64=%d vendor=%s tsc=%d invariant=%d rdtscp=%d hypervisor=%d (%s)",
+		 f.is_x86_64, f.is_aarch64, f.cpu_vendor, f.has_tsc, f.invariant_tsc, f.rdtscp,
 		 f.hypervisor, f.hypervisor_vendor);
-	diag("   15h=%.0f 16h=%.0f hv=%.0f calibrated=%.0f ok=%d spread=%.2f ppm note=%s",
-		 f.cpuid_15h_hz, f.cpuid_16h_hz, f.hypervisor_hz, f.calibrated_hz,
+	diag("   15h=%.0f 16h=%.0f hv=%.0f cntfrq=%.0f calibrated=%.0f ok=%d spread=%.2f ppm note=%s",
+		 f.cpuid_15h_hz, f.cpuid_16h_hz, f.hypervisor_hz, f.cntfrq_hz, f.calibrated_hz,
 		 f.calibration_ok, f.calibration_spread_ppm, f.calibration_note);
 	diag("   tsc_hz=%.0f (%s): %s", f.tsc_hz, ft_freq_origin_name(f.tsc_hz_origin),
 		 f.frequency_note);
@@ -1122,10 +1310,15 @@ test_real_detection(void)
 	ok(f.calibration_ok || (f.tsc_hz == 0 && f.calibration_note[0] != '\0'),
 	   "calibration failed implies no frequency and a note");
 	ok(f.tsc_hz == 0 || f.tsc_hz_origin != FT_FREQ_NONE, "a frequency has an origin");
-	ok(!f.has_tsc || f.is_x86_64, "has_tsc implies x86-64");
+	ok(!f.has_tsc || f.is_x86_64 || f.is_aarch64, "has_tsc implies x86-64 or aarch64");
+#if FT_HAVE_ARCH_COUNTER
+	ok(f.is_aarch64 && !f.is_x86_64 && f.has_tsc && f.invariant_tsc && !f.rdtscp &&
+	   f.cntfrq_hz > 0,
+	   "aarch64 build: arch counter facts, CNTFRQ_EL0 = %.0f kHz", f.cntfrq_hz / 1000.0);
+#endif
 	ok(!f.rdtscp || (f.cpuid_rdtscp && (!f.kernel_flags_read || f.kernel_rdtscp)),
 	   "RDTSCP only where CPUID reports it and the kernel, if readable, lists it");
-	ok(!f.is_x86_64 || f.cpu_flags_note[0] != '\0', "the CPU flags note says which view decided: %s",
+	ok(!(f.is_x86_64 || f.is_aarch64) || f.cpu_flags_note[0] != '\0', "the CPU flags note says which view decided: %s",
 	   f.cpu_flags_note);
 
 	usable = ft_tsc_usable(&f, why, sizeof(why));
@@ -1183,6 +1376,7 @@ main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_decision();
+	test_decision_aarch64();
 	test_conversion();
 	test_conversion_bias();
 	test_serialize();
