@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# bench/truth.sh: ground truth for node times.  Every timing mode is judged
+# by pairs of queries that differ only by known work inside one plan node
+# (bench/sql/truth.sql), never by another mode.
+#
+# For each pair the two queries have the same plan, rows and node calls;
+# the second adds work (cheap per-row work in a leaf or a parent, rare
+# heavy calls of CPU or of waits, a skewed rescanned inner side, a SubPlan,
+# a set-returning function per outer row, hash/sort/aggregate builds, a
+# LIMIT, a parallel scan) to one node, the target.  The difference of the
+# two run times is the cost of the work.  A truthful mode shows it on the
+# target's inclusive time and nowhere outside the target's subtree; the
+# per-call observer effect of the mode cancels, since both queries make
+# the same calls.
+#
+# In one server, each round runs every pair; within a pair every mode, in
+# an order that rotates from round to round, base and work query each as
+# EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) in a transaction of its own
+# (the pair's settings and the mode's are transaction-local).  Round 0 is a
+# warm-up.  Modes (--modes, any of):
+#   plain     the queries without EXPLAIN: the runtime difference itself
+#   stock     fasttime.clock_source = clock_gettime (stock instrumentation)
+#   off       exact timing, plain TSC reads (fasttime.ordered_reads = off)
+#   start     exact timing, the start read ordered (ordered_reads = start)
+#   on        exact timing, both reads ordered (ordered_reads = on)
+#   sampled   fasttime.timing_sample_interval = 16
+#   profile   fasttime.node_timing = profile (where the build has it)
+#   profile_cg  profile with fasttime.clock_source = clock_gettime
+#   floor     the default exact mode again: the check's own noise
+# bench/truth.py then reports, per pair and mode: the error on the target
+# (its inclusive time's difference against the mode's own Execution Time
+# difference, and against the plain runtime difference), the leak (the sum
+# of the absolute differences of the own times of all nodes outside the
+# target's subtree, against the Execution Time difference), child longer
+# than parent, and whether rows and loops were the same everywhere.
+# Output: bench/out/truth-pgMAJOR.md (and the raw runs, .jsonl).
+#
+# Usage: bench/truth.sh [--rounds R] [--modes "off start ..."]
+#                       [--pairs "leaf_qual ..."] [--port P] [--rows N]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=5
+modes="plain stock off start on sampled floor"
+pairs=""
+port=5533
+rows=5000000
+while [ $# -gt 0 ]; do
+	case $1 in
+		--rounds) rounds=$2; shift ;;
+		--modes) modes=$2; shift ;;
+		--pairs) pairs=$2; shift ;;
+		--port) port=$2; shift ;;
+		--rows) rows=$2; shift ;;
+		-h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 0 ;;
+		*) echo "bench/truth.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+. bench/lib.sh
+out=bench/out
+mkdir -p "$out"
+echo "truth: loading" >&2
+bench_cluster "$port" "$rows"
+bpsql -f bench/sql/truth.sql >/dev/null
+major=$(bpsql -At -c "SELECT current_setting('server_version_num')::int / 10000")
+[ -n "$pairs" ] || pairs=$(bpsql -At -c "SELECT string_agg(id, ' ' ORDER BY id) FROM truth_pairs")
+default_reads=$(bpsql -At -c "SELECT current_setting('fasttime.ordered_reads')")
+have_profile=$(bpsql -At -c "SELECT count(*) FROM pg_settings WHERE name = 'fasttime.node_timing'")
+
+# the SET LOCAL commands of a mode, and the function that runs it
+mode_sets() {
+	case $1 in
+		plain | stock) echo "SET LOCAL fasttime.clock_source = clock_gettime;" ;;
+		off | start | on) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.ordered_reads = $1;" ;;
+		floor) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.ordered_reads = $default_reads;" ;;
+		sampled) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.timing_sample_interval = 16;" ;;
+		profile) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile;" ;;
+		profile_cg) echo "SET LOCAL fasttime.clock_source = clock_gettime; SET LOCAL fasttime.node_timing = profile;" ;;
+		*) echo "bench/truth.sh: unknown mode $1" >&2; return 1 ;;
+	esac
+	if [ "$1" != plain ] && [ "$1" != stock ] && [ "$1" != profile ] &&
+		[ "$1" != profile_cg ] && [ "$have_profile" = 1 ]; then
+		echo "SET LOCAL fasttime.node_timing = exact;"
+	fi
+}
+read -r -a mode_list <<<"$modes"
+for m in "${mode_list[@]}"; do
+	case $m in profile | profile_cg)
+		if [ "$have_profile" != 1 ]; then
+			echo "bench/truth.sh: this build has no fasttime.node_timing: mode $m left out" >&2
+			mode_list=("${mode_list[@]/$m}")
+		fi ;;
+	esac
+done
+read -r -a mode_list <<<"${mode_list[*]}"
+
+raw=$out/truth-pg$major.jsonl
+: >"$raw"
+nmodes=${#mode_list[@]}
+for ((r = 0; r <= rounds; r++)); do
+	for p in $pairs; do
+		for ((i = 0; i < nmodes; i++)); do
+			mode=${mode_list[$(((i + r) % nmodes))]}
+			fn=truth_explain
+			[ "$mode" = plain ] && fn=truth_plain
+			# base first in even rounds, work first in odd ones
+			if ((r % 2 == 0)); then order="base work"; else order="work base"; fi
+			for which in $order; do
+				printf '%s\n' "BEGIN;" "$(mode_sets "$mode")" \
+					"SELECT bench_apply_settings(settings) FROM truth_pairs WHERE id = '$p';" \
+					"SELECT jsonb_build_object('pair', id, 'mode', '$mode', 'round', $r, 'which', '$which') || $fn($which) FROM truth_pairs WHERE id = '$p';" \
+					"COMMIT;" |
+					bpsql -At | grep '^{' >>"$raw.tmp" || { echo "truth: $p $mode $which failed" >&2; exit 1; }
+			done
+		done
+	done
+	# round 0 is a warm-up
+	if [ "$r" -gt 0 ]; then cat "$raw.tmp" >>"$raw"; fi
+	rm -f "$raw.tmp"
+	echo "truth: round $r of $rounds done" >&2
+done
+status=$(bpsql -At -c "SET fasttime.clock_source = try_tsc" -c "SELECT current_setting('fasttime.clock_source_status')")
+titles=$(bpsql -At -F $'\t' -c "SELECT id, target, title FROM truth_pairs ORDER BY id")
+python3 bench/truth.py "$raw" "$major" "$status" "$default_reads" "$titles" >"$out/truth-pg$major.md"
+cat "$out/truth-pg$major.md"
