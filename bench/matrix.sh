@@ -7,10 +7,12 @@
 #   typed      EXPLAIN (ANALYZE)               as typed (18: BUFFERS on)
 #   nobuf      EXPLAIN (ANALYZE, BUFFERS OFF)
 # runs five variants -- stock (fasttime.clock_source = clock_gettime),
-# fasttime exact as configured by default (try_tsc: the start read
-# ordered), fasttime plain (fasttime.ordered_reads = off: plain RDTSC),
-# fasttime ordered (fasttime.ordered_reads = on: both reads LFENCE;RDTSC)
-# and fasttime sampled (fasttime.timing_sample_interval = 16); on 19 also
+# fasttime exact as configured by default (try_tsc: plain reads), fasttime
+# plain (fasttime.ordered_reads = off: plain RDTSC), start (the start read
+# ordered), ordered (fasttime.ordered_reads = on: both reads LFENCE;RDTSC),
+# sampled (fasttime.timing_sample_interval = 16), profile, profile2 and
+# profile_cg (fasttime.node_timing = profile: 1 ms ticks, 2 ms ticks, and
+# 1 ms ticks with fasttime.clock_source = clock_gettime); on 19 also
 # stock_system and stock_tsc (stock with the server's timing_clock_source
 # = system or tsc; plain "stock" is the server's auto) -- and the
 # plain statement, all
@@ -25,7 +27,8 @@
 # its "exact" column is then the bookkeeping alone.
 #
 # Usage: bench/matrix.sh [--rounds N] [--workloads "W1 W2"] [--label L]
-#                        [--variants "stock exact plain ordered sampled"] [--port P] [--rows N]
+#                        [--variants "stock exact plain start ordered sampled profile profile2 profile_cg"]
+#                        [--port P] [--rows N]
 #                        (19: also stock_system stock_tsc)
 #                        [--interval N]  (sampled: fasttime.timing_sample_interval, 16)
 #                        [--profile]  (perf record of W1 under the exact and
@@ -78,7 +81,11 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 	   (VALUES ('stock', 'clock_gettime', ''),
 			   ('exact', 'try_tsc', ''),
 			   ('plain', 'try_tsc', 'fasttime.ordered_reads=off'),
+			   ('start', 'try_tsc', 'fasttime.ordered_reads=start'),
 			   ('ordered', 'try_tsc', 'fasttime.ordered_reads=on'),
+			   ('profile', 'try_tsc', 'fasttime.node_timing=profile'),
+			   ('profile2', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval=2'),
+			   ('profile_cg', 'clock_gettime', 'fasttime.node_timing=profile'),
 			   ('sampled', 'try_tsc', 'fasttime.timing_sample_interval=$interval'),
 			   ('stock_system', 'clock_gettime', 'timing_clock_source=system'),
 			   ('stock_tsc', 'clock_gettime', 'timing_clock_source=tsc')) v(id, clock, settings);
@@ -152,7 +159,11 @@ EOF
 			sampled) hdr+=" | sampled (at least 1 in $interval)" ;;
 			ordered) hdr+=" | exact, both reads ordered" ;;
 			plain) hdr+=" | exact, plain reads" ;;
-			exact) hdr+=" | exact (start read ordered)" ;;
+			exact) hdr+=" | exact (default reads: $(bpsql -At -c 'SHOW fasttime.ordered_reads'))" ;;
+			start) hdr+=" | exact, start read ordered" ;;
+			profile) hdr+=" | profiled (1 ms ticks)" ;;
+			profile2) hdr+=" | profiled (2 ms ticks)" ;;
+			profile_cg) hdr+=" | profiled, clock_gettime" ;;
 			stock) [ "$major" -ge 19 ] && hdr+=" | stock, timing_clock_source auto ($core_auto)" || hdr+=" | stock" ;;
 			stock_system) hdr+=" | stock, timing_clock_source = system" ;;
 			stock_tsc) hdr+=" | stock, timing_clock_source = tsc" ;;

@@ -109,6 +109,8 @@ ft_not_tsc_reason(const FtQueryClock *pc)
 {
 	const FtDecision *d;
 
+	if (pc->setting == FT_SETTING_CLOCK_GETTIME && pc->prof != NULL)
+		return "fasttime.clock_source is clock_gettime";
 	if (pc->setting == FT_SETTING_CLOCK_GETTIME)
 		return "fasttime.clock_source is clock_gettime: stock PostgreSQL timing";
 	d = ft_get_decision(pc->setting);
@@ -183,6 +185,20 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 							 (double) pc->tsc_ns / 1e6, (double) pc->wall_ns / 1e6);
 		appendStringInfoChar(&buf, ')');
 		ExplainPropertyText("Timing Source", buf.data, es);
+		if (pc != NULL && pc->prof != NULL && pc->node_timing)
+		{
+			const FtProfQuery *q = pc->prof;
+
+			resetStringInfo(&buf);
+			if (q->switched)
+				appendStringInfo(&buf, "profiled (exact for the first %d ms, then %llu ticks of %d ms; a node holding 10 %% of the time: +-%.1f %%)",
+								 q->after_ms, (unsigned long long) q->ticks, q->interval_ms,
+								 100.0 * ft_prof_expected_error(q->ticks, 0.1));
+			else
+				appendStringInfo(&buf, "exact (profiled timing takes over after %d ms)",
+								 q->after_ms);
+			ExplainPropertyText("Node Timing", buf.data, es);
+		}
 	}
 	else
 	{
@@ -202,6 +218,18 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 		if (pc != NULL && pc->tsc)
 			ExplainPropertyText("TSC Reads Ordered",
 								ft_read_order_name(ft_timer_reads(pc->timer)), es);
+		if (pc != NULL && pc->prof != NULL && pc->node_timing)
+		{
+			const FtProfQuery *q = pc->prof;
+
+			ExplainPropertyText("Node Timing", q->switched ? "profile" : "exact", es);
+			ExplainPropertyInteger("Exact Prefix", "ms", q->after_ms, es);
+			ExplainPropertyInteger("Profile Interval", "ms", q->interval_ms, es);
+			ExplainPropertyInteger("Profile Ticks", NULL, (int64) q->ticks, es);
+			if (q->switched)
+				ExplainPropertyFloat("Expected Error At 10 Percent", "%",
+									 100.0 * ft_prof_expected_error(q->ticks, 0.1), 1, es);
+		}
 		if (pc != NULL && pc->disagreed)
 		{
 			ExplainPropertyFloat("TSC Elapsed", "ms",

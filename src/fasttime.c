@@ -23,6 +23,7 @@
 #include "explain_option.h"
 #include "fault_injection.h"
 #include "node_timing.h"
+#include "profiler.h"
 
 PG_MODULE_MAGIC;
 
@@ -40,6 +41,12 @@ static const struct config_enum_entry clock_source_options[] = {
 	{"tsc", FT_SETTING_TSC, false},
 	{"try_tsc", FT_SETTING_TRY_TSC, false},
 	{"clock_gettime", FT_SETTING_CLOCK_GETTIME, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry node_timing_options[] = {
+	{"exact", FT_NODE_TIMING_EXACT, false},
+	{"profile", FT_NODE_TIMING_PROFILE, false},
 	{NULL, 0, false}
 };
 
@@ -295,18 +302,63 @@ _PG_init(void)
 
 	DefineCustomEnumVariable("fasttime.ordered_reads",
 							 "Which TSC reads of node timing wait for earlier work: off, start or on (both).",
-							 "A plain RDTSC at the start of a node's call lets work its caller "
-							 "issued before the call retire inside the node's interval; an ordered "
-							 "one (LFENCE;RDTSC) costs a few nanoseconds more.  Sampled timing "
-							 "orders at least the start read whatever this says.",
+							 "off (the default) reads the TSC plainly: judged by ground truth "
+							 "(bench/truth.sh), plain reads put known added work on the right node "
+							 "as closely as ordered ones (LFENCE;RDTSC), which cost a few "
+							 "nanoseconds more a call.  Sampled timing orders at least the start "
+							 "read whatever this says.",
 							 &ft_ordered_reads,
-							 FT_READS_START,
+							 FT_READS_PLAIN,
 							 ordered_reads_options,
 							 PGC_SUSET,
 							 0,
 							 NULL,
 							 NULL,
 							 NULL);
+
+	DefineCustomEnumVariable("fasttime.node_timing",
+							 "How plan node times are taken: exact (every call timed) or profile (time credited to the executing node on timer ticks).",
+							 "profile starts every run exact and switches to ticks after "
+							 "fasttime.profile_after milliseconds: no clock read per node call, "
+							 "and a tick every fasttime.profile_interval milliseconds credits the "
+							 "measured time since the previous one to the nodes executing.  Rows, "
+							 "loops, buffers and WAL are exact either way.",
+							 &ft_node_timing,
+							 FT_NODE_TIMING_EXACT,
+							 node_timing_options,
+							 PGC_SUSET,
+							 0,
+							 NULL,
+							 NULL,
+							 NULL);
+
+	DefineCustomIntVariable("fasttime.profile_interval",
+							"Milliseconds between the ticks of profiled node timing.",
+							"Each tick costs a timer signal (about 11 microseconds on a "
+							"virtual machine); fewer ticks mean a larger statistical error on "
+							"nodes that hold a small share of the time.",
+							&ft_profile_interval_ms,
+							1,
+							1,
+							1000,
+							PGC_SUSET,
+							GUC_UNIT_MS,
+							NULL,
+							NULL,
+							NULL);
+
+	DefineCustomIntVariable("fasttime.profile_after",
+							"Milliseconds of exact node timing before profiled timing takes over.",
+							"Runs shorter than this keep exact node times.",
+							&ft_profile_after_ms,
+							20,
+							0,
+							3600000,
+							PGC_SUSET,
+							GUC_UNIT_MS,
+							NULL,
+							NULL,
+							NULL);
 
 #ifdef FASTTIME_FAULT_INJECTION
 	ft_fault_define_gucs();

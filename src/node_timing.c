@@ -49,7 +49,7 @@
 int			ft_timing_sample_interval = 1;
 
 /* fasttime.ordered_reads (FtReadOrder) */
-int			ft_ordered_reads = FT_READS_START;
+int			ft_ordered_reads = FT_READS_PLAIN;
 
 /*
  * What a timed sampled call costs beyond an untimed one besides its two
@@ -196,13 +196,27 @@ static bool
 choose_timer(QueryDesc *queryDesc, FtTimer *timer)
 {
 	bool		sampled = ft_timing_sample_interval > 1;
+	bool		profiled = ft_node_timing == FT_NODE_TIMING_PROFILE || ft_prof_active();
 
-	if (ft_clock_setting == FT_SETTING_CLOCK_GETTIME ||
+	/* clock_gettime is stock timing, unless profiled timing is asked for */
+	if ((ft_clock_setting == FT_SETTING_CLOCK_GETTIME && !profiled) ||
 		!ft_wrappers_stock_known() ||
 		queryDesc->planstate == NULL || queryDesc->estate == NULL)
 		return false;
 	if ((queryDesc->instrument_options & INSTRUMENT_TIMER) == 0)
 		*timer = FT_TIMER_NONE;
+	else if (profiled)
+	{
+		/*
+		 * Profiled: with the clock of the profiled run under way, if any
+		 * (a query inside it must credit the same clock), else the one in
+		 * effect.
+		 */
+		bool		tsc = ft_prof_active() ? ft_prof_clock_is_tsc() :
+			ft_effective_choice() == FT_CHOICE_TSC;
+
+		*timer = tsc ? FT_TIMER_PROF_PHASE_TSC : FT_TIMER_PROF_PHASE_CLOCK_GETTIME;
+	}
 	else if (ft_effective_choice() == FT_CHOICE_TSC)
 	{
 		/* a sampled timer orders at least the read that starts a call */
@@ -322,6 +336,11 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	}
 	else
 		ft_sampling_prepare(1, 0.0, &qc->sampling);
+	if (wrapped && ft_timer_is_profiled(timer))
+		qc->prof = ft_prof_query_create(queryDesc->planstate,
+										queryDesc->estate->es_subplanstates,
+										max_id + 1, timer_is_tsc(timer),
+										queryDesc->estate->es_query_cxt);
 	if (qc->tsc)
 	{
 		qc->tsc_hz = ft_conv.hz;
@@ -341,6 +360,10 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 	int			i = find_query_clock(queryDesc);
 	FtSampling	saved;
 	FtInstrUnits saved_units;
+	FtProfQuery *volatile prof;
+	FtProfFrame *saved_top = NULL;
+	FtProfFrame *saved_frames = NULL;
+	uint32		saved_nframes = 0;
 
 	if (i < 0 || !query_clocks[i].wrapped)
 	{
@@ -354,9 +377,12 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 	if (IsParallelWorker())
 		wrap_query(queryDesc, query_clocks[i].timer, "ExecutorRun");
 
+	prof = query_clocks[i].prof;
 	ft_sampling_swap(&query_clocks[i].sampling, &saved);
 	saved_units = ft_instr_units;
 	ft_instr_units = query_clocks[i].units;
+	if (prof)
+		ft_prof_enter(prof, &saved_top, &saved_frames, &saved_nframes);
 	PG_TRY();
 	{
 		if (prev_ExecutorRun)
@@ -368,6 +394,8 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 	{
 		FtSampling	ignored;
 
+		if (prof)
+			ft_prof_leave(prof, saved_top, saved_frames, saved_nframes);
 		ft_sampling_swap(&saved, &ignored);
 		ft_instr_units = saved_units;
 	}
@@ -439,6 +467,10 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	int			i = find_query_clock(queryDesc);
 	FtSampling	saved;
 	FtInstrUnits saved_units;
+	FtProfQuery *volatile prof;
+	FtProfFrame *saved_top = NULL;
+	FtProfFrame *saved_frames = NULL;
+	uint32		saved_nframes = 0;
 
 	if (i < 0 || !query_clocks[i].wrapped)
 	{
@@ -449,9 +481,12 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 		return;
 	}
 
+	prof = query_clocks[i].prof;
 	ft_sampling_swap(&query_clocks[i].sampling, &saved);
 	saved_units = ft_instr_units;
 	ft_instr_units = query_clocks[i].units;
+	if (prof)
+		ft_prof_enter(prof, &saved_top, &saved_frames, &saved_nframes);
 	PG_TRY();
 	{
 		if (prev_ExecutorFinish)
@@ -463,6 +498,8 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	{
 		FtSampling	ignored;
 
+		if (prof)
+			ft_prof_leave(prof, saved_top, saved_frames, saved_nframes);
 		ft_sampling_swap(&saved, &ignored);
 		ft_instr_units = saved_units;
 	}
@@ -502,6 +539,8 @@ ft_xact_callback(XactEvent event, void *arg)
 		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PREPARE)
 		n_query_clocks = 0;
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		ft_prof_reset();
 }
 
 /* Chain our hooks in front of whatever was installed before us. */

@@ -15,6 +15,7 @@
 
 #include "clock_state.h"
 #include "node_wrappers.h"
+#include "profiler.h"
 
 /* fasttime.timing_sample_interval */
 extern int	ft_timing_sample_interval;
@@ -47,6 +48,7 @@ typedef struct FtQueryClock
 	bool		wrapped;		/* its nodes are on fasttime's wrappers */
 	FtTimer		timer;			/* with this timer, when wrapped */
 	FtSampling	sampling;		/* its sampling (interval 1: none) */
+	FtProfQuery *prof;			/* its frames, when profiled */
 	FtInstrUnits units;			/* the unit its nodes' times are written in */
 	bool		tsc;			/* its nodes were timed with the TSC */
 	bool		checked;		/* ExecutorFinish compared the clocks */

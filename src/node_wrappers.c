@@ -91,6 +91,7 @@
 
 #include "fault_injection.h"
 #include "node_wrappers.h"
+#include "profiler.h"
 
 /*
  * The floor build (make FLOOR=1, benchmarks only) reads no clock at all:
@@ -507,6 +508,7 @@ ft_lanes(void *acc_p, const void *cur_p, const int n, const int sign)
  */
 
 static void ft_rearm_below_gather(PlanState *node, FtTimer timer);
+static inline ExecProcNodeMtd ft_method(PlanState *ps, FtTimer timer);
 
 /*
  * The one body every wrapper is built from.  timer (none, TSC plain or
@@ -687,6 +689,122 @@ ft_wrap_sampled(PlanState *node, const FtTimer clock, const FtTimer sampled,
 }
 
 /*
+ * Profiled timing (profiler.h).  profiled: the wrapper of the profiled
+ * phase, else of the exact phase (before the switch, and for the frames
+ * that stay exact).  A node whose frame is in the other mode moves itself
+ * to the other wrapper first.  A call is exact when the wrapper is the
+ * exact phase's or when it runs inside an exact call; an exact call is
+ * timed with two reads of the profiler's clock and credits the profiled
+ * frames below it (ft_prof_flush, ft_prof_settle_up).  A profiled call
+ * stores two pointers.  Rows, buffers, WAL and the first-tuple time are
+ * kept as in ft_wrap, the first-tuple time after the frame is off the
+ * chain, so that no tick changes the counter while it is read.
+ */
+static pg_attribute_always_inline TupleTableSlot *
+ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
+			 const bool buf, const bool wal, const bool gather,
+			 const FtTimer query_timer)
+{
+	FtNodeInstr *instr = node->instrument;
+	FtProfFrame *pf = ft_prof_frame_of(node);
+	FtProfFrame *caller;
+	TupleTableSlot *result;
+	double		save_tuplecount;
+	bool		gather_starting = false;
+
+	if (unlikely(pf == NULL))
+		return ft_wrap(node, tsc ? FT_TIMER_TSC : FT_TIMER_CLOCK_GETTIME,
+					   buf, wal, gather, false, NULL, false, query_timer);
+	if (unlikely(pf->mode != (profiled ? FT_FRAME_PROFILED : FT_FRAME_EXACT)))
+	{
+		node->ExecProcNode = ft_method(node, profiled ?
+									   (tsc ? FT_TIMER_PROF_PHASE_TSC : FT_TIMER_PROF_PHASE_CLOCK_GETTIME) :
+									   (tsc ? FT_TIMER_PROF_TSC : FT_TIMER_PROF_CLOCK_GETTIME));
+		return node->ExecProcNode(node);
+	}
+
+	if (gather)
+	{
+		if (IsA(node, GatherState))
+			gather_starting = !((GatherState *) node)->initialized;
+		else
+			gather_starting = !((GatherMergeState *) node)->initialized;
+	}
+	if (buf)
+		ft_lanes(FT_INSTR_BUFUSAGE(instr), &pgBufferUsage, FT_BUFUSAGE_LANES, -1);
+	if (wal)
+		ft_lanes(FT_INSTR_WALUSAGE(instr), &pgWalUsage, FT_WALUSAGE_LANES, -1);
+
+	caller = ft_prof_top;
+	if (profiled && likely(caller == NULL || caller->mode == FT_FRAME_PROFILED))
+	{
+		pf->caller = caller;
+		pg_compiler_barrier();
+		ft_prof_top = pf;
+		pg_compiler_barrier();
+		result = node->ExecProcNodeReal(node);
+		if (unlikely(pf->flush_exit))
+			ft_prof_flush(pf, tsc ? FT_TICKS_AT(1) : (uint64) ft_read_clock_gettime_ns(), tsc);
+		pg_compiler_barrier();
+		ft_prof_top = caller;
+		pg_compiler_barrier();
+	}
+	else
+	{
+		uint64		start;
+		uint64		stop;
+
+		if (profiled)
+			pf->mode = FT_FRAME_EXACT;	/* for this call */
+		start = tsc ? FT_TICKS_AT(0) : (uint64) ft_read_clock_gettime_ns();
+		pf->start = start;
+		pf->owed_from = start;
+		pf->caller = caller;
+		if (unlikely(caller != NULL && caller->mode == FT_FRAME_PROFILED))
+			ft_prof_flush(caller, start, tsc);
+		pg_compiler_barrier();
+		ft_prof_top = pf;
+		pg_compiler_barrier();
+		result = node->ExecProcNodeReal(node);
+		stop = tsc ? FT_TICKS_AT(1) : (uint64) ft_read_clock_gettime_ns();
+		pg_compiler_barrier();
+		ft_prof_top = caller;
+		pg_compiler_barrier();
+		if (likely(!pf->settled))
+		{
+			ft_prof_add(instr, stop > start ? stop - start : 0, tsc);
+			if (unlikely(caller != NULL && caller->mode == FT_FRAME_PROFILED))
+				ft_prof_settle_up(caller, stop > pf->owed_from ? stop - pf->owed_from : 0,
+								  stop, tsc);
+		}
+		else
+			pf->settled = false;
+		if (profiled)
+			pf->mode = FT_FRAME_PROFILED;
+	}
+
+	save_tuplecount = instr->tuplecount;
+	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;
+	if (buf)
+	{
+		ft_lanes(FT_INSTR_BUFUSAGE(instr), &pgBufferUsage, FT_BUFUSAGE_LANES, +1);
+		ft_bufusage_normalize(FT_INSTR_BUFUSAGE(instr));
+	}
+	if (wal)
+		ft_lanes(FT_INSTR_WALUSAGE(instr), &pgWalUsage, FT_WALUSAGE_LANES, +1);
+	if (!instr->running)
+	{
+		instr->running = true;
+		ft_instr_set_firsttuple(instr);
+	}
+	else if (instr->async_mode && save_tuplecount < 1.0)
+		ft_instr_set_firsttuple(instr);
+	if (gather && gather_starting)
+		ft_rearm_below_gather(node, query_timer);
+	return result;
+}
+
+/*
  * One instance per timer kind, buffers, WAL and Gather, for one
  * instruction set; and the table that finds them.
  */
@@ -703,6 +821,14 @@ ft_wrap_sampled(PlanState *node, const FtTimer clock, const FtTimer sampled,
 	 ft_wrap_sampled(node, FT_TIMER_CLOCK_GETTIME, FT_TIMER_CLOCK_GETTIME_SAMPLED, b, w, g, false) : \
 	 (t) == FT_TIMER_CLOCK_GETTIME_SAMPLED_GUARDED ? \
 	 ft_wrap_sampled(node, FT_TIMER_CLOCK_GETTIME, FT_TIMER_CLOCK_GETTIME_SAMPLED, b, w, g, true) : \
+	 (t) == FT_TIMER_PROF_PHASE_TSC ? \
+	 ft_wrap_prof(node, true, false, b, w, g, FT_TIMER_PROF_PHASE_TSC) : \
+	 (t) == FT_TIMER_PROF_PHASE_CLOCK_GETTIME ? \
+	 ft_wrap_prof(node, false, false, b, w, g, FT_TIMER_PROF_PHASE_CLOCK_GETTIME) : \
+	 (t) == FT_TIMER_PROF_TSC ? \
+	 ft_wrap_prof(node, true, true, b, w, g, FT_TIMER_PROF_PHASE_TSC) : \
+	 (t) == FT_TIMER_PROF_CLOCK_GETTIME ? \
+	 ft_wrap_prof(node, false, true, b, w, g, FT_TIMER_PROF_PHASE_CLOCK_GETTIME) : \
 	 ft_wrap(node, (FtTimer) (t), b, w, g, false, NULL, false, (FtTimer) (t)))
 #define FT_W1(isa, attr, t, b, w) \
 static attr TupleTableSlot * \
@@ -722,7 +848,8 @@ ft_##isa##_##t##_##b##_##w##_1(PlanState *node) \
 	FT_WT(isa, attr, 0) FT_WT(isa, attr, 1) FT_WT(isa, attr, 2) \
 	FT_WT(isa, attr, 3) FT_WT(isa, attr, 4) FT_WT(isa, attr, 5) \
 	FT_WT(isa, attr, 6) FT_WT(isa, attr, 7) FT_WT(isa, attr, 8) \
-	FT_WT(isa, attr, 9) FT_WT(isa, attr, 10)
+	FT_WT(isa, attr, 9) FT_WT(isa, attr, 10) FT_WT(isa, attr, 11) \
+	FT_WT(isa, attr, 12) FT_WT(isa, attr, 13) FT_WT(isa, attr, 14)
 
 #define FT_E1(isa, t, b, w) \
 	{ft_##isa##_##t##_##b##_##w##_0, ft_##isa##_##t##_##b##_##w##_1}
@@ -732,7 +859,7 @@ ft_##isa##_##t##_##b##_##w##_1(PlanState *node) \
 #define FT_EALL(isa) \
 	{FT_ET(isa, 0), FT_ET(isa, 1), FT_ET(isa, 2), FT_ET(isa, 3), FT_ET(isa, 4), \
 	 FT_ET(isa, 5), FT_ET(isa, 6), FT_ET(isa, 7), FT_ET(isa, 8), FT_ET(isa, 9), \
-	 FT_ET(isa, 10)}
+	 FT_ET(isa, 10), FT_ET(isa, 11), FT_ET(isa, 12), FT_ET(isa, 13), FT_ET(isa, 14)}
 
 typedef ExecProcNodeMtd FtWrapperTable[FT_N_TIMERS][2][2][2];
 
@@ -830,10 +957,15 @@ FT_FIRST(7)
 FT_FIRST(8)
 FT_FIRST(9)
 FT_FIRST(10)
+FT_FIRST(11)
+FT_FIRST(12)
+FT_FIRST(13)
+FT_FIRST(14)
 
 static const ExecProcNodeMtd ft_first[FT_N_TIMERS] = {
 	ft_first_0, ft_first_1, ft_first_2, ft_first_3, ft_first_4, ft_first_5,
-	ft_first_6, ft_first_7, ft_first_8, ft_first_9, ft_first_10
+	ft_first_6, ft_first_7, ft_first_8, ft_first_9, ft_first_10, ft_first_11,
+	ft_first_12, ft_first_13, ft_first_14
 };
 
 /* Is this one of the methods we put nodes on? */
@@ -1196,6 +1328,14 @@ ft_timer_name(FtTimer timer)
 			return "tsc, sampled, ordered reads, long calls caught";
 		case FT_TIMER_CLOCK_GETTIME_SAMPLED_GUARDED:
 			return "clock_gettime, sampled, long calls caught";
+		case FT_TIMER_PROF_PHASE_TSC:
+			return "tsc, profiled";
+		case FT_TIMER_PROF_PHASE_CLOCK_GETTIME:
+			return "clock_gettime, profiled";
+		case FT_TIMER_PROF_TSC:
+			return "tsc, profiled phase";
+		case FT_TIMER_PROF_CLOCK_GETTIME:
+			return "clock_gettime, profiled phase";
 	}
 	return "?";
 }

@@ -33,10 +33,16 @@ typedef enum FtTimer
 	/* node-level only: the two above for nodes whose long calls are caught */
 	FT_TIMER_TSC_SAMPLED_GUARDED,
 	FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED,
-	FT_TIMER_CLOCK_GETTIME_SAMPLED_GUARDED
+	FT_TIMER_CLOCK_GETTIME_SAMPLED_GUARDED,
+	/* profiled (profiler.h): exact until the switch, then profiled */
+	FT_TIMER_PROF_PHASE_TSC,
+	FT_TIMER_PROF_PHASE_CLOCK_GETTIME,
+	/* node-level only: the profiled wrappers the above move nodes to */
+	FT_TIMER_PROF_TSC,
+	FT_TIMER_PROF_CLOCK_GETTIME
 } FtTimer;
 
-#define FT_N_TIMERS 11
+#define FT_N_TIMERS 15
 
 /* Values of fasttime.ordered_reads: which TSC reads wait for earlier work. */
 typedef enum FtReadOrder
@@ -54,7 +60,17 @@ ft_timer_is_tsc(FtTimer timer)
 		timer == FT_TIMER_TSC_ORDERED || timer == FT_TIMER_TSC_ORDERED_START ||
 		timer == FT_TIMER_TSC_SAMPLED_ORDERED ||
 		timer == FT_TIMER_TSC_SAMPLED_GUARDED ||
-		timer == FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED;
+		timer == FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED ||
+		timer == FT_TIMER_PROF_PHASE_TSC || timer == FT_TIMER_PROF_TSC;
+}
+
+/* Is it profiled? */
+static inline bool
+ft_timer_is_profiled(FtTimer timer)
+{
+	return timer == FT_TIMER_PROF_PHASE_TSC ||
+		timer == FT_TIMER_PROF_PHASE_CLOCK_GETTIME ||
+		timer == FT_TIMER_PROF_TSC || timer == FT_TIMER_PROF_CLOCK_GETTIME;
 }
 
 /* Does it sample? */

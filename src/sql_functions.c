@@ -43,6 +43,7 @@
 
 #include "fault_injection.h"
 #include "node_timing.h"
+#include "profiler.h"
 
 PG_FUNCTION_INFO_V1(fasttime_histogram);
 PG_FUNCTION_INFO_V1(fasttime_overhead);
@@ -682,6 +683,14 @@ fasttime_status(PG_FUNCTION_ARGS)
 				  "off: every call timed");
 	ft_status_row(rsinfo, "ordered_reads",
 				  ft_read_order_name((FtReadOrder) ft_ordered_reads));
+	ft_status_row(rsinfo, "node_timing",
+				  ft_node_timing == FT_NODE_TIMING_PROFILE ? "profile" : "exact");
+	ft_status_row(rsinfo, "profile_interval_ms", psprintf("%d", ft_profile_interval_ms));
+	ft_status_row(rsinfo, "profile_after_ms", psprintf("%d", ft_profile_after_ms));
+	ft_status_row(rsinfo, "profile_ticks", psprintf(UINT64_FORMAT, ft_prof_backend_ticks()));
+	ft_status_row(rsinfo, "profile_ticks_waited",
+				  psprintf(UINT64_FORMAT, ft_prof_backend_deferred()));
+	ft_status_row(rsinfo, "profile_tick_cost_ns", psprintf("%.0f", ft_prof_tick_cost_ns()));
 	ft_status_row(rsinfo, "wrapper_vector_code", ft_wrappers_isa());
 	ft_status_row(rsinfo, "wrapper_vector_reason", ft_wrappers_isa_reason());
 #ifdef FASTTIME_FAULT_INJECTION

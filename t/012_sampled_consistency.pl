@@ -122,10 +122,18 @@ sub run_explain
 	return plan_nodes($out);
 }
 
-# run_cases NODE CLOCK_SOURCE RUNS LABEL CASES...
+# run_cases NODE CLOCK_SOURCE RUNS LABEL CASES...: sampled timing
 sub run_cases
 {
 	my ($node, $clock, $runs, $label, @cases) = @_;
+	return run_mode_cases($node, $clock, 'SET fasttime.timing_sample_interval = 16;', 'sampled',
+		$runs, $label, @cases);
+}
+
+# run_mode_cases NODE CLOCK_SOURCE MODE_SETTINGS MODE_NAME RUNS LABEL CASES...
+sub run_mode_cases
+{
+	my ($node, $clock, $mode, $mode_name, $runs, $label, @cases) = @_;
 	my ($total_flips, $total_plans) = (0, 0);
 	for my $case (@cases)
 	{
@@ -137,7 +145,7 @@ sub run_cases
 		$same_shape = 1;
 		for my $r (1 .. $runs)
 		{
-			my @s = run_explain($node, $clock, "$settings SET fasttime.timing_sample_interval = 16;", $query);
+			my @s = run_explain($node, $clock, "$settings $mode", $query);
 			$same_shape &&= join(',', map { "$_->[0]/$_->[2]/$_->[3]" } @s) eq
 			  join(',', map { "$_->[0]/$_->[2]/$_->[3]" } @exact);
 			for my $i (child_longer(@s))
@@ -149,11 +157,11 @@ sub run_cases
 			$total_plans++;
 		}
 		$total_flips += @flips;
-		ok($same_shape, "$label$name: rows and loops of $runs sampled runs as exact");
-		is(scalar @flips, 0, "$label$name: no child longer than its parent in $runs sampled runs")
+		ok($same_shape, "$label$name: rows and loops of $runs $mode_name runs as exact");
+		is(scalar @flips, 0, "$label$name: no child longer than its parent in $runs $mode_name runs")
 		  or diag(join("\n", @flips));
 	}
-	note("$label$total_flips child-longer-than-parent cases over $total_plans sampled plans");
+	note("$label$total_flips child-longer-than-parent cases over $total_plans $mode_name plans");
 }
 
 # run CODE while N processes spin, more than this machine has cores
@@ -186,6 +194,15 @@ my %loaded = map { $_ => 1 } ('hash join', 'filtered scan, aggregate', 'nested l
 
 run_cases($node, 'try_tsc', 20, '', @cases);
 under_load(sub { run_cases($node, 'try_tsc', 20, 'under load, ', grep { $loaded{ $_->[0] } } @cases) });
+
+# profiled timing, switched at its first tick, with either clock
+my $profile = 'SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;';
+run_mode_cases($node, 'try_tsc', $profile, 'profiled', 5, 'profiled, ', @cases);
+run_mode_cases($node, 'clock_gettime', $profile, 'profiled', 3, 'profiled, clock_gettime, ', @cases);
+under_load(sub {
+	run_mode_cases($node, 'try_tsc', $profile, 'profiled', 10, 'profiled under load, ',
+		grep { $loaded{ $_->[0] } } @cases)
+});
 $node->stop;
 
 # machine kind (b): auto keeps clock_gettime, and samples with it

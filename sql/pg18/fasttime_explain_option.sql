@@ -209,8 +209,8 @@ RESET fasttime.ordered_reads;
 SET fasttime.timing_sample_interval = 16;
 SELECT ft_eo_line() =
 	   CASE current_setting('fasttime.clock_source_status') WHEN 'tsc' THEN
-			replace(ft_eo_expected_line(), '; ordered start reads)',
-					'; sampled per node, at least 1 in 16 calls timed; ordered start reads)')
+			regexp_replace(ft_eo_expected_line(), '(; ordered start reads)?\)$',
+						   '; sampled per node, at least 1 in 16 calls timed; ordered start reads)')
 	   ELSE
 			regexp_replace(ft_eo_expected_line(), '\)$',
 						   '; sampled per node, at least 1 in 16 calls timed)')
@@ -221,7 +221,35 @@ SELECT ft_eo_line() AS stock_not_sampled;
 SELECT NOT (j ? 'Timing Sample Interval') AS stock_json_not_sampled FROM ft_eo_json() AS j;
 RESET fasttime.timing_sample_interval;
 
+-- profiled timing names itself: exact while the run is short, profiled
+-- with its ticks and expected error once it switched
+SET fasttime.clock_source = try_tsc;
+SET fasttime.node_timing = profile;
+SET fasttime.profile_after = '10s';
+SELECT l AS short_run_stays_exact FROM ft_eo_lines('CLOCK_SOURCE') l WHERE l LIKE '%Node Timing%';
+SET fasttime.profile_after = 0;
+SELECT l ~ '^Node Timing: profiled \(exact for the first 0 ms, then [0-9]+ ticks of 1 ms; a node holding 10 % of the time: \+-[0-9.]+ %\)$'
+	   AS profiled_line
+  FROM ft_eo_lines('CLOCK_SOURCE', 'SELECT count(*) FROM ft_eo, pg_sleep(0.05)') l
+ WHERE l LIKE '%Node Timing%';
+CREATE FUNCTION ft_eo_json_of(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+	plan json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, CLOCK_SOURCE, FORMAT JSON) ' || q INTO plan;
+	RETURN plan::jsonb -> 0;
+END
+$$;
+SELECT j ->> 'Node Timing' AS json_node_timing, (j ->> 'Profile Ticks')::int > 0 AS json_ticks,
+	   j ? 'Expected Error At 10 Percent' AS json_error
+  FROM ft_eo_json_of('SELECT count(*) FROM ft_eo, pg_sleep(0.05)') j;
+SET fasttime.clock_source = clock_gettime;
+SELECT l AS profiled_clock_gettime FROM ft_eo_lines('CLOCK_SOURCE', 'SELECT count(*) FROM ft_eo, pg_sleep(0.05)') l
+ WHERE l LIKE '%Timing Source%';
+RESET fasttime.node_timing;
+RESET fasttime.profile_after;
+
 RESET fasttime.clock_source;
 DROP FUNCTION ft_eo_lines, ft_eo_line, ft_eo_expected_line, ft_eo_json, ft_eo_props,
-	ft_eo_inner;
+	ft_eo_inner, ft_eo_json_of;
 DROP TABLE ft_eo;

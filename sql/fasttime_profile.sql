@@ -1,0 +1,196 @@
+-- fasttime_profile: profiled node timing (fasttime.node_timing = profile).
+-- Times differ from run to run, so every check below is a relation that
+-- holds whatever the machine: known waits land on the node that waits,
+-- a parent is never shorter than its child, rows and loops are stock's.
+SET client_min_messages = warning;
+SET max_parallel_workers_per_gather = 0;
+SET jit = off;
+SET fasttime.clock_source = try_tsc;
+
+-- a wait the backend spends inside whatever node evaluates it
+CREATE FUNCTION ft_prof_sleep(s float8) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_sleep(s);
+	RETURN true;
+END $$;
+
+-- EXPLAIN (ANALYZE, FORMAT JSON) of a statement
+CREATE FUNCTION ft_prof_plan(stmt text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+	j jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) ' || stmt INTO j;
+	RETURN j -> 0;
+END $$;
+
+-- every plan node with its parent's inclusive time (loops times per loop)
+CREATE FUNCTION ft_prof_nodes(plan jsonb)
+RETURNS TABLE(node_type text, total_ms float8, parent_ms float8, startup_ms float8,
+			  per_loop_ms float8, node_rows float8, loops float8)
+LANGUAGE sql AS $$
+	WITH RECURSIVE n(p, parent_total) AS (
+		SELECT plan -> 'Plan', NULL::float8
+		UNION ALL
+		SELECT c, (n.p ->> 'Actual Total Time')::float8 * (n.p ->> 'Actual Loops')::float8
+		FROM n, jsonb_array_elements(n.p -> 'Plans') c
+	)
+	SELECT p ->> 'Node Type',
+		   (p ->> 'Actual Total Time')::float8 * (p ->> 'Actual Loops')::float8,
+		   parent_total,
+		   (p ->> 'Actual Startup Time')::float8,
+		   (p ->> 'Actual Total Time')::float8,
+		   (p ->> 'Actual Rows')::float8,
+		   (p ->> 'Actual Loops')::float8
+	FROM n
+$$;
+
+-- the plan without its times: what must be the same as stock's
+CREATE FUNCTION ft_prof_untimed(plan jsonb) RETURNS text LANGUAGE sql AS $$
+	SELECT string_agg(format('%s %s %s %s', p ->> 'Node Type', p ->> 'Actual Rows',
+							 p ->> 'Actual Loops', coalesce(p ->> 'Rows Removed by Filter', '')),
+					  ' | ')
+	FROM (
+		WITH RECURSIVE n(p) AS (
+			SELECT plan -> 'Plan'
+			UNION ALL
+			SELECT c FROM n, jsonb_array_elements(n.p -> 'Plans') c
+		)
+		SELECT p FROM n
+	) s
+$$;
+
+-- a profiled run from its first tick on
+SET fasttime.node_timing = profile;
+SET fasttime.profile_after = 0;
+SHOW fasttime.node_timing;
+SHOW fasttime.profile_interval;
+
+-- 20 waits of 10 ms in the Function Scan's filter: the scan holds them,
+-- the Aggregate above it adds next to nothing, and Execution Time holds
+-- everything
+CREATE TEMP TABLE r AS
+SELECT ft_prof_plan('SELECT count(*) FROM generate_series(1, 20) g WHERE ft_prof_sleep(0.01)') AS j;
+SELECT n.node_type, n.total_ms >= 190 AS holds_the_waits,
+	   n.parent_ms IS NULL OR n.parent_ms >= n.total_ms AS within_parent,
+	   n.startup_ms <= n.per_loop_ms AS startup_within_total
+FROM r, ft_prof_nodes(r.j) n;
+SELECT (j ->> 'Execution Time')::float8 >= (j -> 'Plan' ->> 'Actual Total Time')::float8 AS within_execution,
+	   (j -> 'Plan' ->> 'Actual Total Time')::float8 -
+	   (j -> 'Plan' -> 'Plans' -> 0 ->> 'Actual Total Time')::float8 < 20 AS aggregate_adds_little
+FROM r;
+DROP TABLE r;
+
+-- the same with the clock_gettime clock
+SET fasttime.clock_source = clock_gettime;
+CREATE TEMP TABLE r AS
+SELECT ft_prof_plan('SELECT count(*) FROM generate_series(1, 20) g WHERE ft_prof_sleep(0.01)') AS j;
+SELECT n.node_type, n.total_ms >= 190 AS holds_the_waits,
+	   n.parent_ms IS NULL OR n.parent_ms >= n.total_ms AS within_parent
+FROM r, ft_prof_nodes(r.j) n;
+DROP TABLE r;
+SET fasttime.clock_source = try_tsc;
+
+-- waits in the aggregate's argument are the Aggregate's own time
+CREATE TEMP TABLE r AS
+SELECT ft_prof_plan('SELECT count(ft_prof_sleep(0.01)) FROM generate_series(1, 20) g') AS j;
+SELECT (j -> 'Plan' ->> 'Actual Total Time')::float8 -
+	   (j -> 'Plan' -> 'Plans' -> 0 ->> 'Actual Total Time')::float8 >= 190 AS aggregate_holds_the_waits,
+	   (j -> 'Plan' -> 'Plans' -> 0 ->> 'Actual Total Time')::float8 < 20 AS scan_holds_little
+FROM r;
+DROP TABLE r;
+
+-- a query run by a function inside a node: the calling node's time
+-- contains it
+CREATE FUNCTION ft_prof_inner() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	c bigint;
+BEGIN
+	SELECT count(*) INTO c FROM generate_series(1, 3) g WHERE ft_prof_sleep(0.005);
+	RETURN c;
+END $$;
+CREATE TEMP TABLE r AS
+SELECT ft_prof_plan('SELECT sum(ft_prof_inner()) FROM generate_series(1, 15) g') AS j;
+SELECT (j -> 'Plan' ->> 'Actual Total Time')::float8 >= 215 AS caller_holds_nested,
+	   (j ->> 'Execution Time')::float8 >= (j -> 'Plan' ->> 'Actual Total Time')::float8 AS within_execution
+FROM r;
+DROP TABLE r;
+
+-- plan shapes: no node longer than its parent, startup within total, and
+-- rows, loops and removed rows as stock counts them
+CREATE TABLE ft_prof_a AS SELECT g AS id, g % 100 AS grp FROM generate_series(1, 200000) g;
+CREATE TABLE ft_prof_b AS SELECT g AS id, g % 7 AS v FROM generate_series(1, 20000) g;
+CREATE INDEX ON ft_prof_b (id);
+ANALYZE ft_prof_a, ft_prof_b;
+CREATE TEMP TABLE shapes(id int, stmt text);
+INSERT INTO shapes VALUES
+(1, 'SELECT count(*) FROM ft_prof_a a JOIN ft_prof_b b ON b.id = a.id WHERE a.grp < 50'),
+(2, 'SELECT grp, count(*) FROM ft_prof_a GROUP BY grp ORDER BY 2 DESC, 1 LIMIT 5'),
+(3, 'SELECT count(*) FROM ft_prof_a a WHERE a.id <= 20000 AND a.grp <= (SELECT max(v) FROM ft_prof_b b WHERE b.id = a.id)'),
+(4, 'WITH w AS MATERIALIZED (SELECT id FROM ft_prof_a WHERE grp = 3) SELECT count(*) FROM w x JOIN w y USING (id)'),
+(5, 'SELECT count(*) FROM (SELECT id FROM ft_prof_a ORDER BY grp, id LIMIT 100000) s'),
+(6, 'SELECT count(*) FROM ft_prof_b b, LATERAL (SELECT count(*) c FROM ft_prof_a a WHERE a.id = b.id * 3) x WHERE b.id < 200');
+CREATE TEMP TABLE stock AS
+SELECT id, ft_prof_untimed(ft_prof_plan(stmt)) AS counts FROM shapes
+WHERE set_config('fasttime.node_timing', 'exact', true) IS NOT NULL
+  AND set_config('fasttime.clock_source', 'clock_gettime', true) IS NOT NULL;
+SET fasttime.node_timing = profile;
+SET fasttime.clock_source = try_tsc;
+CREATE TEMP TABLE prof AS SELECT id, ft_prof_plan(stmt) AS j FROM shapes;
+SELECT p.id,
+	   ft_prof_untimed(p.j) = s.counts AS counts_as_stock,
+	   bool_and(n.parent_ms IS NULL OR n.parent_ms >= n.total_ms - 0.002 * n.loops) AS within_parents,
+	   bool_and(n.startup_ms <= n.per_loop_ms) AS startup_within_total
+FROM prof p JOIN stock s USING (id), ft_prof_nodes(p.j) n
+GROUP BY p.id, s.counts, p.j ORDER BY p.id;
+
+-- an error inside a profiled run leaves nothing behind: the next run's
+-- numbers hold as before
+SELECT count(*) FROM generate_series(1, 100000) g WHERE ft_prof_sleep(0) AND 1 / (g - 50000) > 0;
+CREATE TEMP TABLE r AS
+SELECT ft_prof_plan('SELECT count(*) FROM generate_series(1, 20) g WHERE ft_prof_sleep(0.01)') AS j;
+SELECT n.node_type, n.total_ms >= 190 AS holds_the_waits,
+	   n.parent_ms IS NULL OR n.parent_ms >= n.total_ms AS within_parent
+FROM r, ft_prof_nodes(r.j) n;
+DROP TABLE r;
+-- and inside a subtransaction of a function called by a node
+CREATE FUNCTION ft_prof_catch(i int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	BEGIN
+		PERFORM count(*) FROM generate_series(1, 1000) g WHERE 1 / (g - i) > 0;
+	EXCEPTION WHEN division_by_zero THEN
+		RETURN -1;
+	END;
+	RETURN i;
+END $$;
+CREATE TEMP TABLE r AS
+SELECT ft_prof_plan('SELECT sum(ft_prof_catch(g % 2000)) FROM generate_series(1, 3000) g') AS j;
+SELECT n.node_type, n.node_rows,
+	   n.parent_ms IS NULL OR n.parent_ms >= n.total_ms AS within_parent
+FROM r, ft_prof_nodes(r.j) n;
+DROP TABLE r;
+
+-- statement_timeout still fires during a profiled run
+SET statement_timeout = '200ms';
+SELECT count(*) FROM generate_series(1, 100) g WHERE ft_prof_sleep(0.01);
+RESET statement_timeout;
+
+-- a cursor: its fetches run profiled, the time between them is nobody's
+BEGIN;
+DECLARE c CURSOR FOR SELECT g FROM generate_series(1, 40) g WHERE ft_prof_sleep(0.005);
+FETCH 20 FROM c;
+SELECT pg_sleep(0.05);
+FETCH 20 FROM c;
+COMMIT;
+
+-- status: the settings, and ticks happened
+SELECT name, value FROM fasttime_status()
+WHERE name IN ('node_timing', 'profile_interval_ms', 'profile_after_ms');
+SELECT value::bigint > 0 AS ticked FROM fasttime_status() WHERE name = 'profile_ticks';
+SELECT value::float8 >= 0 AS tick_cost_measured FROM fasttime_status() WHERE name = 'profile_tick_cost_ns';
+
+-- bad settings are refused
+SET fasttime.node_timing = sampled;
+SET fasttime.profile_interval = 0;
+SET fasttime.profile_after = -1;
+
+DROP TABLE ft_prof_a, ft_prof_b;

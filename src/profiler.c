@@ -1,0 +1,546 @@
+/*-------------------------------------------------------------------------
+ *
+ * profiler.c
+ *	  Profiled node timing: the periodic tick that credits elapsed time to
+ *	  the executing plan nodes, and the switch from exact timing to it.
+ *
+ * With fasttime.node_timing = profile, the node wrappers keep the chain of
+ * calls under way (profiler.h) and each run of the executor
+ * (ExecutorRun, ExecutorFinish) ticks: a timeout of PostgreSQL's own
+ * timeout machinery (timeout.c), every fasttime.profile_interval
+ * milliseconds, whose handler reads the clock once and credits the time
+ * since the previous tick to the profiled frames on top of the chain.  A
+ * late or lost tick loses nothing: the next one credits the measured
+ * elapsed time.  A node's time is thus its share of the ticks' measured
+ * time, and since a tick credits every node whose call is under way, a
+ * node's inclusive time contains its callees' by construction.
+ *
+ * Every run starts exact: the wrappers time each call with two clock
+ * reads and no tick credits anything.  When the outermost run has lasted
+ * fasttime.profile_after milliseconds, the tick switches every query of
+ * the run to profiled frames at once: each exact call in flight keeps its
+ * exact time up to that instant (the tick adds it) and is profiled from
+ * then on, and the other frames are profiled from their next call.  Every
+ * call is thus counted once, either side of the switch.  Runs shorter than
+ * the threshold keep exact numbers throughout.
+ *
+ * Some calls stay exact after the switch: those of the nodes below a Hash,
+ * a Bitmap Index Scan, a BitmapAnd or a BitmapOr (the executor drives
+ * these through MultiExecProcNode, which no wrapper sees, and times them
+ * itself), async nodes, and every call made inside an exact one.  An exact
+ * call credits the profiled frames below it with the time up to its start
+ * when it starts and with its duration when it returns, and a node with
+ * such a child credits the time up to its return when it returns, so a
+ * profiled node's inclusive time contains its exact callees' exactly.
+ *
+ * The ticks run only while a profiled query runs; the timeout is
+ * registered in each backend at first use (a registration made in
+ * _PG_init of a preloaded library is undone by InitializeTimeouts in each
+ * backend).  The chain is restored by the executor hooks when a run ends,
+ * by error or not, and cleared at transaction abort.
+ *
+ * src/profiler.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "compat.h"
+
+#include <math.h>
+
+#include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/memutils.h"
+#include "utils/timeout.h"
+#include "utils/timestamp.h"
+
+#include "clock_state.h"
+#include "profiler.h"
+
+/* the chain, and the clock at the last tick, flush or settlement */
+FtProfFrame *volatile ft_prof_top = NULL;
+volatile sig_atomic_t ft_prof_busy = 0;
+volatile uint64 ft_prof_last = 0;
+
+/* the frames of the query running now (made current by ft_prof_enter) */
+FtProfFrame *ft_prof_frames = NULL;
+uint32		ft_prof_nframes = 0;
+
+/* settings */
+int			ft_node_timing = FT_NODE_TIMING_EXACT;
+int			ft_profile_interval_ms = 1;
+int			ft_profile_after_ms = 20;
+
+/* the timeout, once registered in this backend */
+static bool ft_prof_registered = false;
+static TimeoutId ft_prof_timeout;
+
+/* the queries running now, outermost first */
+static FtProfQuery **ft_prof_stack = NULL;
+static int	ft_prof_depth = 0;
+static int	ft_prof_stack_size = 0;
+
+/* the outermost run: its clock, start, threshold, and whether it switched */
+static bool ft_prof_tsc = false;
+static uint64 ft_prof_run_start = 0;
+static uint64 ft_prof_threshold = 0;
+static volatile bool ft_prof_switched = false;
+
+/* what this backend has done, for fasttime_status() */
+static volatile uint64 ft_prof_ticks_total = 0;
+static volatile uint64 ft_prof_deferred_total = 0;
+
+/* the profiler's clock: fasttime's TSC, or clock_gettime nanoseconds */
+static inline uint64
+ft_prof_now(bool tsc)
+{
+	return tsc ? ft_node_ticks() : (uint64) ft_read_clock_gettime_ns();
+}
+
+/* time elapsed since the last event; never negative */
+static inline uint64
+ft_prof_since_last(uint64 now)
+{
+	uint64		last = ft_prof_last;
+
+	return now > last ? now - last : 0;
+}
+
+/*
+ * An exact call is starting on top of a profiled frame: credit the time
+ * since the last tick or settlement to the profiled frames from "from"
+ * down, as a tick at this instant would, since the ticks during the exact
+ * call will credit nothing below it.
+ */
+void
+ft_prof_flush(FtProfFrame *from, uint64 now, bool tsc)
+{
+	uint64		delta;
+
+	ft_prof_busy = 1;
+	pg_compiler_barrier();
+	delta = ft_prof_since_last(now);
+	for (FtProfFrame *f = from; f != NULL && f->mode == FT_FRAME_PROFILED; f = f->caller)
+		ft_prof_add(f->instr, delta, tsc);
+	ft_prof_last = now;
+	pg_compiler_barrier();
+	ft_prof_busy = 0;
+}
+
+/*
+ * An exact call on top of a profiled frame has returned: credit what it
+ * owes (its duration, or its part after the switch) to the profiled
+ * frames from "from" down.  The ticks during the call credited nothing
+ * below it, so the next tick starts from now.
+ */
+void
+ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now, bool tsc)
+{
+	ft_prof_busy = 1;
+	pg_compiler_barrier();
+	for (FtProfFrame *f = from; f != NULL && f->mode == FT_FRAME_PROFILED; f = f->caller)
+		ft_prof_add(f->instr, delta, tsc);
+	ft_prof_last = now;
+	pg_compiler_barrier();
+	ft_prof_busy = 0;
+}
+
+/*
+ * The switch, in the tick at "now": every exact call in flight on the
+ * chain keeps its exact time up to now and is profiled from now on; an
+ * exact call that stays exact (permanent) owes the frames below it only
+ * its time from now; every other frame of the running queries is
+ * profiled from its next call.  Before the switch no frame is profiled,
+ * so nothing is owed from before.
+ */
+static void
+ft_prof_switch(uint64 now)
+{
+	for (FtProfFrame *f = ft_prof_top; f != NULL; f = f->caller)
+	{
+		if (f->mode != FT_FRAME_EXACT)
+			continue;
+		if (f->permanent)
+			f->owed_from = now;
+		else
+		{
+			ft_prof_add(f->instr, now > f->start ? now - f->start : 0, ft_prof_tsc);
+			f->settled = true;
+			f->mode = FT_FRAME_PROFILED;
+		}
+	}
+	for (int i = 0; i < ft_prof_depth; i++)
+	{
+		FtProfQuery *q = ft_prof_stack[i];
+
+		for (int j = 0; j < q->nframes; j++)
+		{
+			if (q->frames[j].instr != NULL && !q->frames[j].permanent)
+				q->frames[j].mode = FT_FRAME_PROFILED;
+		}
+		if (!q->switched)
+		{
+			q->switched = true;
+			q->exact_ms = (double) q->after_ms;
+		}
+	}
+	ft_prof_switched = true;
+}
+
+/*
+ * The tick (a timeout handler: it runs in the SIGALRM handler, and does
+ * nothing but arithmetic on memory and one clock read).  A tick that
+ * lands while the main code is changing counters of frames on the chain
+ * credits nothing: that code sets the clock of the last event itself, and
+ * the next tick credits from there.
+ */
+static volatile uint64 ft_prof_idle_ticks = 0;
+
+static void
+ft_prof_tick(void)
+{
+	uint64		now;
+	uint64		delta;
+
+	if (ft_prof_depth == 0)
+	{
+		ft_prof_idle_ticks++;	/* ft_prof_tick_cost_ns is measuring */
+		return;
+	}
+	if (ft_prof_busy)
+	{
+		ft_prof_deferred_total++;
+		return;
+	}
+	now = ft_prof_now(ft_prof_tsc);
+	delta = ft_prof_since_last(now);
+	ft_prof_last = now;
+	for (FtProfFrame *f = ft_prof_top; f != NULL && f->mode == FT_FRAME_PROFILED; f = f->caller)
+		ft_prof_add(f->instr, delta, ft_prof_tsc);
+	ft_prof_ticks_total++;
+	for (int i = 0; i < ft_prof_depth; i++)
+		ft_prof_stack[i]->ticks++;
+	if (!ft_prof_switched && now - ft_prof_run_start >= ft_prof_threshold)
+		ft_prof_switch(now);
+}
+
+typedef struct FtProfWalk
+{
+	FtProfQuery *q;
+} FtProfWalk;
+
+/* Is this a node the executor runs through MultiExecProcNode? */
+static bool
+ft_is_multiexec(PlanState *ps)
+{
+	return IsA(ps, HashState) || IsA(ps, BitmapIndexScanState) ||
+		IsA(ps, BitmapAndState) || IsA(ps, BitmapOrState);
+}
+
+static void
+ft_prof_mark(FtProfWalk *w, PlanState *ps, bool permanent)
+{
+	int			id;
+
+	if (ps == NULL || ps->plan == NULL || ps->instrument == NULL)
+		return;
+	id = ps->plan->plan_node_id;
+	if (id < 0 || id >= w->q->nframes)
+		return;
+	w->q->frames[id].instr = ps->instrument;
+	if (permanent || ps->instrument->async_mode)
+		w->q->frames[id].permanent = true;
+}
+
+/* planstate_tree_walker callback: a direct child the executor times itself */
+static bool
+ft_child_timed_by_core(PlanState *ps, void *context)
+{
+	if (ft_is_multiexec(ps) || (ps->instrument != NULL && ps->instrument->async_mode))
+		*(bool *) context = true;
+	return false;
+}
+
+/* planstate_tree_walker callback of ft_prof_query_create */
+static bool
+ft_prof_walker(PlanState *ps, void *context)
+{
+	FtProfWalk *w = (FtProfWalk *) context;
+	bool		core_child = false;
+
+	ft_prof_mark(w, ps, false);
+	(void) planstate_tree_walker(ps, ft_child_timed_by_core, &core_child);
+	if (core_child && ps->plan != NULL && ps->instrument != NULL &&
+		ps->plan->plan_node_id >= 0 && ps->plan->plan_node_id < w->q->nframes)
+		w->q->frames[ps->plan->plan_node_id].flush_exit = true;
+	if (ft_is_multiexec(ps))
+	{
+		/* the children of a MultiExec node stay exact for good */
+		ft_prof_mark(w, outerPlanState(ps), true);
+		ft_prof_mark(w, innerPlanState(ps), true);
+	}
+	return planstate_tree_walker(ps, ft_prof_walker, context);
+}
+
+/*
+ * A profiled query's frames, one per plan_node_id below nframes, in its
+ * memory: each instrumented node's, exact to begin with.
+ */
+FtProfQuery *
+ft_prof_query_create(PlanState *planstate, List *subplanstates, int nframes,
+					 bool tsc, MemoryContext cxt)
+{
+	FtProfQuery *q = MemoryContextAllocZero(cxt, sizeof(FtProfQuery));
+	FtProfWalk	w;
+	ListCell   *lc;
+
+	q->nframes = Max(nframes, 0);
+	q->frames = MemoryContextAllocZero(cxt, sizeof(FtProfFrame) * Max(nframes, 1));
+	q->tsc = tsc;
+	q->interval_ms = ft_profile_interval_ms;
+	q->after_ms = ft_profile_after_ms;
+	w.q = q;
+	if (planstate != NULL)
+		(void) ft_prof_walker(planstate, &w);
+	foreach(lc, subplanstates)
+	{
+		if (lfirst(lc) != NULL)
+			(void) ft_prof_walker((PlanState *) lfirst(lc), &w);
+	}
+	return q;
+}
+
+/* Is a profiled run under way, and with which clock? */
+bool
+ft_prof_active(void)
+{
+	return ft_prof_depth > 0;
+}
+
+bool
+ft_prof_clock_is_tsc(void)
+{
+	return ft_prof_tsc;
+}
+
+/*
+ * A profiled query's run (ExecutorRun or ExecutorFinish) begins: make its
+ * frames current, in the mode the outermost run is in (a query whose
+ * earlier run was profiled starts exact again in a new outermost run);
+ * the outermost run starts the ticks.  The caller restores what is saved
+ * here with ft_prof_leave, also on error.
+ */
+void
+ft_prof_enter(FtProfQuery *q, FtProfFrame **saved_top,
+			  FtProfFrame **saved_frames, uint32 *saved_nframes)
+{
+	*saved_top = ft_prof_top;
+	*saved_frames = ft_prof_frames;
+	*saved_nframes = ft_prof_nframes;
+
+	if (ft_prof_depth == ft_prof_stack_size)
+	{
+		int			n = Max(8, ft_prof_stack_size * 2);
+		FtProfQuery **s = MemoryContextAlloc(TopMemoryContext, sizeof(FtProfQuery *) * n);
+
+		if (ft_prof_depth > 0)
+			memcpy(s, ft_prof_stack, sizeof(FtProfQuery *) * ft_prof_depth);
+		ft_prof_busy = 1;
+		pg_compiler_barrier();
+		if (ft_prof_stack)
+			pfree(ft_prof_stack);
+		ft_prof_stack = s;
+		ft_prof_stack_size = n;
+		pg_compiler_barrier();
+		ft_prof_busy = 0;
+	}
+
+	if (ft_prof_depth == 0)
+	{
+		if (!ft_prof_registered)
+		{
+			ft_prof_timeout = RegisterTimeout(USER_TIMEOUT, ft_prof_tick);
+			ft_prof_registered = true;
+		}
+		ft_prof_tsc = q->tsc;
+		ft_prof_switched = false;
+		ft_prof_threshold = ft_prof_tsc ?
+			(uint64) (ft_conv.hz / 1000.0 * ft_profile_after_ms) :
+			(uint64) ft_profile_after_ms * 1000000;
+		ft_prof_run_start = ft_prof_now(ft_prof_tsc);
+		ft_prof_last = ft_prof_run_start;
+	}
+
+	/* no tick between here and the end of the mode change */
+	ft_prof_busy = 1;
+	pg_compiler_barrier();
+	for (int j = 0; j < q->nframes; j++)
+	{
+		FtProfFrame *f = &q->frames[j];
+
+		f->settled = false;
+		f->mode = (ft_prof_switched && !f->permanent) ?
+			FT_FRAME_PROFILED : FT_FRAME_EXACT;
+	}
+	if (ft_prof_switched && !q->switched)
+		q->switched = true;
+	ft_prof_stack[ft_prof_depth++] = q;
+	ft_prof_frames = q->frames;
+	ft_prof_nframes = (uint32) q->nframes;
+	pg_compiler_barrier();
+	ft_prof_busy = 0;
+
+	if (ft_prof_depth == 1)
+		enable_timeout_every(ft_prof_timeout,
+							 TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														 ft_profile_interval_ms),
+							 ft_profile_interval_ms);
+}
+
+/*
+ * A profiled query's run ends, normally or by error: restore the chain
+ * and the frames of the run around it; the outermost run stops the
+ * ticks.
+ */
+void
+ft_prof_leave(FtProfQuery *q, FtProfFrame *saved_top,
+			  FtProfFrame *saved_frames, uint32 saved_nframes)
+{
+	ft_prof_busy = 1;
+	pg_compiler_barrier();
+	ft_prof_top = saved_top;
+	ft_prof_frames = saved_frames;
+	ft_prof_nframes = saved_nframes;
+	/* normally the top of the stack; after an error, whatever ran above */
+	for (int i = ft_prof_depth - 1; i >= 0; i--)
+	{
+		if (ft_prof_stack[i] == q)
+		{
+			ft_prof_depth = i;
+			break;
+		}
+	}
+	pg_compiler_barrier();
+	ft_prof_busy = 0;
+	if (ft_prof_depth == 0 && ft_prof_registered)
+		disable_timeout(ft_prof_timeout, false);
+}
+
+/*
+ * Transaction abort: no run is under way any more (the executor hooks
+ * restored the chain already; this is a backstop).
+ */
+void
+ft_prof_reset(void)
+{
+	ft_prof_busy = 1;
+	pg_compiler_barrier();
+	ft_prof_top = NULL;
+	ft_prof_frames = NULL;
+	ft_prof_nframes = 0;
+	ft_prof_depth = 0;
+	pg_compiler_barrier();
+	ft_prof_busy = 0;
+	if (ft_prof_registered && get_timeout_active(ft_prof_timeout))
+		disable_timeout(ft_prof_timeout, false);
+}
+
+/* ticks of this backend, and ticks that waited for the next one */
+uint64
+ft_prof_backend_ticks(void)
+{
+	return ft_prof_ticks_total;
+}
+
+uint64
+ft_prof_backend_deferred(void)
+{
+	return ft_prof_deferred_total;
+}
+
+/* a fixed piece of CPU work, ns of it measured by clock_gettime */
+static pg_noinline int64
+ft_prof_spin(int64 iters, volatile uint64 *sink)
+{
+	int64		t0 = ft_read_clock_gettime_ns();
+	uint64		x = *sink;
+
+	for (int64 i = 0; i < iters; i++)
+	{
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		pg_compiler_barrier();
+	}
+	*sink = x;
+	return ft_read_clock_gettime_ns() - t0;
+}
+
+/*
+ * What one tick costs the backend it interrupts, measured once per
+ * backend: a fixed piece of CPU work of about 40 ms, the best of five
+ * rounds, without ticks and with ticks every millisecond (the handler
+ * doing nothing but counting: the signal, the kernel's and the timeout
+ * machinery's work, and the caches it disturbs), divided by the ticks
+ * that landed.  0 when nothing could be measured.
+ */
+double
+ft_prof_tick_cost_ns(void)
+{
+	static double cost = -1.0;
+	volatile uint64 sink = 1;
+	int64		iters = 1000000;
+	int64		plain = PG_INT64_MAX;
+	int64		ticked = PG_INT64_MAX;
+	uint64		ticks0;
+	uint64		ticks;
+	int			rounds = 5;
+
+	if (cost >= 0.0)
+		return cost;
+	if (ft_prof_depth > 0)
+		return 0.0;
+	/* about 40 ms of work */
+	while (ft_prof_spin(iters, &sink) < 4000000 && iters < (PG_INT64_MAX / 16))
+		iters *= 2;
+	iters *= 10;
+	if (!ft_prof_registered)
+	{
+		ft_prof_timeout = RegisterTimeout(USER_TIMEOUT, ft_prof_tick);
+		ft_prof_registered = true;
+	}
+	for (int r = 0; r < rounds; r++)
+		plain = Min(plain, ft_prof_spin(iters, &sink));
+	ticks0 = ft_prof_idle_ticks;
+	enable_timeout_every(ft_prof_timeout,
+						 TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 1), 1);
+	PG_TRY();
+	{
+		for (int r = 0; r < rounds; r++)
+			ticked = Min(ticked, ft_prof_spin(iters, &sink));
+	}
+	PG_FINALLY();
+	{
+		disable_timeout(ft_prof_timeout, false);
+	}
+	PG_END_TRY();
+	ticks = ft_prof_idle_ticks - ticks0;
+	/* ticks in the best round: about its share of the rounds' ticks */
+	if (ticks == 0 || ticked <= plain)
+		cost = 0.0;
+	else
+		cost = (double) (ticked - plain) / ((double) ticks / rounds);
+	return cost;
+}
+
+/*
+ * The expected relative error (one standard deviation) of the time of a
+ * node holding a given share of a run's time, after so many ticks: each
+ * tick's time goes to the node with probability about equal to its share
+ * when its calls are much shorter than a tick, so its count of ticks is
+ * about binomial.
+ */
+double
+ft_prof_expected_error(uint64 ticks, double share)
+{
+	if (ticks == 0 || share <= 0.0 || share >= 1.0)
+		return 0.0;
+	return sqrt((1.0 - share) / (share * (double) ticks));
+}

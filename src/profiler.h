@@ -1,0 +1,152 @@
+/*-------------------------------------------------------------------------
+ *
+ * profiler.h
+ *	  Profiled node timing (fasttime.node_timing = profile): which plan node
+ *	  is executing, kept by the node wrappers, and the parts of the
+ *	  bookkeeping they run inline.
+ *
+ * Every plan node of a profiled query has a frame (FtProfFrame, one per
+ * plan_node_id, in the query's memory).  A node's wrapper links its frame
+ * on top of the frames of the calls it runs inside (ft_prof_top) for the
+ * duration of each call.  A frame is either exact -- the call is timed
+ * with two clock reads, as in exact timing -- or profiled: no clock read,
+ * and the periodic tick (profiler.c) credits the time elapsed since the
+ * previous tick to every profiled frame on top of the chain, down to the
+ * first exact one.  An exact call credits its duration to the profiled
+ * frames below it when it returns (ft_prof_settle_up), and the time
+ * before it when it starts (ft_prof_flush), so that time is counted once
+ * per node and a node's inclusive time contains its callees' whatever
+ * mixes of exact and profiled frames are on the chain, as long as no
+ * profiled frame runs inside an exact one -- which profiler.c guarantees:
+ * every query starts exact and all of them switch together, and the
+ * frames that stay exact for good (nodes below Hash and bitmap nodes,
+ * which the executor drives through MultiExecProcNode, and async nodes)
+ * have only such frames below them.
+ *
+ * Nothing here reads a clock in a profiled call: the wrapper stores two
+ * pointers.  The tick and the settlements change the counters of frames
+ * that are on the chain, in a signal handler; the main code changes a
+ * node's counter only while its frame is off the chain (after its call
+ * returned), or under ft_prof_busy, which makes a tick that lands then
+ * wait for the next one.
+ *
+ * src/profiler.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FASTTIME_PROFILER_H
+#define FASTTIME_PROFILER_H
+
+#include <signal.h>
+
+#include "compat.h"
+
+/* values of fasttime.node_timing */
+typedef enum FtNodeTimingMode
+{
+	FT_NODE_TIMING_EXACT = 0,
+	FT_NODE_TIMING_PROFILE
+} FtNodeTimingMode;
+
+/* a frame's mode */
+#define FT_FRAME_EXACT		0
+#define FT_FRAME_PROFILED	1
+
+typedef struct FtProfFrame
+{
+	struct FtProfFrame *caller; /* the frame of the call this one runs in */
+	FtNodeInstr *instr;			/* the node's instrumentation */
+	uint64		start;			/* exact call: the clock at its start */
+	uint64		owed_from;		/* exact call: the clock from which its
+								 * time is owed to the profiled frames
+								 * below it */
+	volatile uint8 mode;		/* FT_FRAME_EXACT or FT_FRAME_PROFILED */
+	bool		permanent;		/* stays exact for good */
+	bool		flush_exit;		/* has a child the executor times itself
+								 * (a MultiExec or async node): credits
+								 * the time up to its return */
+	volatile bool settled;		/* the switching tick took over this exact
+								 * call in flight */
+} FtProfFrame;
+
+/*
+ * What one profiled query keeps: its frames, and what EXPLAIN
+ * (CLOCK_SOURCE) says of it.
+ */
+typedef struct FtProfQuery
+{
+	FtProfFrame *frames;		/* by plan_node_id */
+	int			nframes;
+	bool		tsc;			/* clock: the TSC, else clock_gettime ns */
+	uint64		ticks;			/* ticks that ran while it did */
+	bool		switched;		/* its frames were profiled at some point */
+	double		exact_ms;		/* running time before its first switch */
+	int			interval_ms;	/* the settings it ran with */
+	int			after_ms;
+} FtProfQuery;
+
+/* the chain of calls under way, innermost first */
+extern FtProfFrame *volatile ft_prof_top;
+
+/* main code is changing counters of frames on the chain */
+extern volatile sig_atomic_t ft_prof_busy;
+
+/* the clock at the last tick, flush or settlement */
+extern volatile uint64 ft_prof_last;
+
+/* the frames of the query running now */
+extern FtProfFrame *ft_prof_frames;
+extern uint32 ft_prof_nframes;
+
+/* settings */
+extern int	ft_node_timing;		/* fasttime.node_timing */
+extern int	ft_profile_interval_ms; /* fasttime.profile_interval */
+extern int	ft_profile_after_ms;	/* fasttime.profile_after */
+
+/*
+ * The frame of a node in the query running now, or NULL when it has none
+ * (a node the executor made after ExecutorStart, or one of another query:
+ * neither should happen; the wrapper then times the call exactly).
+ */
+static inline FtProfFrame *
+ft_prof_frame_of(PlanState *node)
+{
+	uint32		id = (uint32) node->plan->plan_node_id;
+
+	if (unlikely(id >= ft_prof_nframes ||
+				 ft_prof_frames[id].instr != node->instrument))
+		return NULL;
+	return &ft_prof_frames[id];
+}
+
+/* Add a clock difference to a node's time, in the query's unit. */
+static inline void
+ft_prof_add(FtNodeInstr *instr, uint64 delta, bool tsc)
+{
+	if (tsc)
+		ft_instr_time_add_ticks(&instr->counter, (int64) delta);
+	else
+		ft_instr_time_add_ns(&instr->counter, delta);
+}
+
+extern void ft_prof_flush(FtProfFrame *from, uint64 now, bool tsc);
+extern void ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now,
+							  bool tsc);
+
+/* executor hooks' side (profiler.c) */
+extern FtProfQuery *ft_prof_query_create(PlanState *planstate,
+										 List *subplanstates, int nframes,
+										 bool tsc, MemoryContext cxt);
+extern bool ft_prof_active(void);
+extern bool ft_prof_clock_is_tsc(void);
+extern void ft_prof_enter(FtProfQuery *q, FtProfFrame **saved_top,
+						  FtProfFrame **saved_frames, uint32 *saved_nframes);
+extern void ft_prof_leave(FtProfQuery *q, FtProfFrame *saved_top,
+						  FtProfFrame *saved_frames, uint32 saved_nframes);
+extern void ft_prof_reset(void);
+extern uint64 ft_prof_backend_ticks(void);
+extern uint64 ft_prof_backend_deferred(void);
+extern double ft_prof_expected_error(uint64 ticks, double share);
+extern double ft_prof_tick_cost_ns(void);
+
+#endif							/* FASTTIME_PROFILER_H */
