@@ -509,18 +509,12 @@ ft_prof_tick_cost_ns(void)
 	for (int r = 0; r < rounds; r++)
 		plain = Min(plain, ft_prof_spin(iters, &sink));
 	ticks0 = ft_prof_idle_ticks;
+	/* the spin cannot fail: nothing to clean up on error */
 	enable_timeout_every(ft_prof_timeout,
 						 TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 1), 1);
-	PG_TRY();
-	{
-		for (int r = 0; r < rounds; r++)
-			ticked = Min(ticked, ft_prof_spin(iters, &sink));
-	}
-	PG_FINALLY();
-	{
-		disable_timeout(ft_prof_timeout, false);
-	}
-	PG_END_TRY();
+	for (int r = 0; r < rounds; r++)
+		ticked = Min(ticked, ft_prof_spin(iters, &sink));
+	disable_timeout(ft_prof_timeout, false);
 	ticks = ft_prof_idle_ticks - ticks0;
 	/* ticks in the best round: about its share of the rounds' ticks */
 	if (ticks == 0 || ticked <= plain)
