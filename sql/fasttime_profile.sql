@@ -188,9 +188,17 @@ WHERE name IN ('node_timing', 'profile_interval_ms', 'profile_after_ms');
 SELECT value::bigint > 0 AS ticked FROM fasttime_status() WHERE name = 'profile_ticks';
 SELECT value::float8 >= 0 AS tick_cost_measured FROM fasttime_status() WHERE name = 'profile_tick_cost_ns';
 
--- bad settings are refused
-SET fasttime.node_timing = sampled;
-SET fasttime.profile_interval = 0;
-SET fasttime.profile_after = -1;
+-- bad settings are refused (the messages' wording differs between versions)
+CREATE FUNCTION ft_prof_try(setting text, val text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM set_config(setting, val, false);
+	RETURN 'accepted';
+EXCEPTION WHEN OTHERS THEN
+	RETURN 'refused: ' || SQLSTATE;
+END $$;
+SELECT s, v, ft_prof_try(s, v)
+FROM (VALUES ('fasttime.node_timing', 'sampled'), ('fasttime.profile_interval', '0'),
+			 ('fasttime.profile_interval', '1001'), ('fasttime.profile_after', '-1'),
+			 ('fasttime.profile_interval', '2ms'), ('fasttime.profile_after', '1s')) t(s, v);
 
 DROP TABLE ft_prof_a, ft_prof_b;

@@ -41,6 +41,8 @@
 
 #include "compat.h"
 
+#include "port/atomics.h"
+
 /* values of fasttime.node_timing */
 typedef enum FtNodeTimingMode
 {

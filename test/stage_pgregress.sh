@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Stage: PostgreSQL's own regression suite under auto_explain, with
+# profiled node timing on every statement, against the same suite with
+# stock timing.  Each statement of the suite runs with auto_explain
+# logging it with ANALYZE, BUFFERS and WAL (nested statements too), once
+# with fasttime.clock_source = clock_gettime (stock timing) and once with
+# fasttime.node_timing = profile switching at the first tick
+# (profile_after = 0); every result file must be the same, no backend
+# may crash, and fasttime may print no WARNING.
+#
+# Needs the server's source tree for the suite's SQL and expected files:
+# FT_PG_SOURCE_TARBALL names a PostgreSQL source tarball of the server's
+# version (.ci/run passes the one .ci/build-pg.sh 18 downloaded); without
+# it the stage is skipped.  The suite's C library (regress.so) is not
+# built: the tests that need it fail the same way in both runs, which is
+# what is compared.
+set -u
+cd "$(dirname "$0")/.."
+. test/cluster.sh
+. test/tap.sh
+
+tarball=${FT_PG_SOURCE_TARBALL:-}
+if [ -z "$tarball" ] || [ ! -f "$tarball" ]; then
+	t_skip "no PostgreSQL source tarball (FT_PG_SOURCE_TARBALL)"
+	echo "STAGE_RESULT pgregress $passed $failed"
+	exit 0
+fi
+work=$(mktemp -d /tmp/fasttime-pgregress.XXXXXX)
+[ "$(id -u)" = 0 ] && chown "$FT_TEST_USER" "$work"
+trap 'ft_cluster_stop "$work/stock"; ft_cluster_stop "$work/profile"; rm -rf "$work"' EXIT
+top=$(tar -tf "$tarball" | head -n 1 | cut -d/ -f1)
+tar -xf "$tarball" -C "$work" "$top/src/test/regress"
+src=$work/$top/src/test/regress
+chmod -R a+rwX "$work/$top"
+pg_regress=$(dirname "$("$FT_PG_CONFIG" --pgxs)")/../test/regress/pg_regress
+port=${FT_REGRESS_PORT:-55432}
+
+run_suite() {				# run_suite NAME PORT SETTING
+	local name=$1 port=$2 setting=$3 dir=$work/$1
+	ft_cluster_start "$dir" "$port" "shared_preload_libraries = 'fasttime,auto_explain'" \
+		"auto_explain.log_min_duration = 0" "auto_explain.log_analyze = on" \
+		"auto_explain.log_nested_statements = on" "auto_explain.log_buffers = on" \
+		"auto_explain.log_wal = on" "auto_explain.log_level = debug1" \
+		"fasttime.profile_after = 0" "$setting" "max_connections = 30" || return 1
+	mkdir -p "$dir/out"
+	[ "$(id -u)" = 0 ] && chown "$FT_TEST_USER" "$dir/out"
+	(cd "$src" && ft_as_owner "$pg_regress" --inputdir="$src" --outputdir="$dir/out" \
+		--bindir="$FT_BINDIR" --host="$dir" --port="$port" --user="$(ft_owner_name)" \
+		--schedule="$src/parallel_schedule" --max-connections=10 --dlpath="$src" \
+		>"$dir/out/run.log" 2>&1)
+	ft_cluster_stop "$dir"
+	return 0
+}
+
+t0=$SECONDS
+run_suite stock $((port + 1)) "fasttime.clock_source = clock_gettime"
+run_suite profile $((port + 2)) "fasttime.node_timing = profile"
+echo "# both runs took $((SECONDS - t0)) s"
+
+nstock=$(ls "$work/stock/out/results" 2>/dev/null | wc -l)
+nprof=$(ls "$work/profile/out/results" 2>/dev/null | wc -l)
+t_ok $([ "$nstock" -gt 100 ] && [ "$nstock" = "$nprof" ] && echo 0 || echo 1) \
+	"both runs wrote every result file ($nstock stock, $nprof profiled)"
+differ=""
+for f in "$work/stock/out/results"/*.out; do
+	b=$(basename "$f")
+	cmp -s "$f" "$work/profile/out/results/$b" || differ+="$b "
+done
+t_ok $([ -z "$differ" ] && echo 0 || echo 1) "profiled timing: every result as with stock timing" \
+	"$(for b in $differ; do diff -u "$work/stock/out/results/$b" "$work/profile/out/results/$b" | head -n 20; done)"
+crashes=$(grep -cE "terminated by signal|PANIC|TRAP:" "$work/profile/server.log")
+t_ok $([ "$crashes" = 0 ] && echo 0 || echo 1) "no backend crashed" \
+	"$(grep -E "terminated by signal|PANIC|TRAP:" "$work/profile/server.log" | head)"
+warns=$(grep -cE "WARNING: +fasttime" "$work/profile/server.log")
+t_ok $([ "$warns" = 0 ] && echo 0 || echo 1) "fasttime printed no warning" \
+	"$(grep -E "WARNING: +fasttime" "$work/profile/server.log" | head)"
+echo "STAGE_RESULT pgregress $passed $failed"
