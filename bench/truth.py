@@ -14,9 +14,11 @@ round's figure, not the result:
   err      the target's inclusive time difference against dExec, -1..:
            0 when the target shows all of the added work
   err_pl   the target's difference against the plain run time difference
-  leak     the sum over every node outside the target's subtree of the
-           absolute median difference of its own time (inclusive minus its
-           children's), against dExec: 0 when the work shows nowhere else
+  leak     the sum over every node but the target of the absolute median
+           difference of its own time (inclusive minus its children's),
+           against dExec: 0 when the work shows nowhere else.  A target
+           written "Node Type+" (the parallel pair's Gather, whose work
+           runs in the processes below it) exempts its whole subtree.
   c>p      plans (of all runs) where a child's inclusive time exceeds its
            parent's by more than EXPLAIN's rounding (below a Gather, whose
            nodes report the average over the processes, per-loop averages
@@ -54,7 +56,7 @@ def walk(plan, parent, out):
 
 
 def find_target(nodes, spec):
-    typ, _, alias = spec.partition("/")
+    typ, _, alias = spec.rstrip("+").partition("/")
     for i, n in enumerate(nodes):
         if n["type"] == typ and (not alias or n["alias"] == alias):
             return i
@@ -156,7 +158,8 @@ def main():
           "mode floor is it again.\n" % (status, default_reads))
     print("err: the target's inclusive time difference against the mode's own "
           "Execution Time difference; err_pl: against the plain run time "
-          "difference; leak: own-time differences outside the target's subtree, "
+          "difference; leak: own-time differences of every other node (of every "
+          "node outside the subtree of a target marked +), "
           "summed in absolute value, against the Execution Time difference; "
           "c>p: runs with a child longer than its parent. "
           "Targets: |err| <= 3 %, leak <= 3 %.\n")
@@ -205,7 +208,7 @@ def main():
             if note != "same":
                 print("| %s | | | | | | | %d | %s |" % (mode, cp, note))
                 continue
-            inside = subtree(nb, t)
+            inside = subtree(nb, t) if target.endswith("+") else {t}
             dtarget = median([y["nodes"][t]["total"] - x["nodes"][t]["total"] for x, y in pr])
             err = median([(y["nodes"][t]["total"] - x["nodes"][t]["total"]) /
                           (y["exec"] - x["exec"]) - 1 if y["exec"] > x["exec"] else float("nan")

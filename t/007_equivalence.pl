@@ -131,7 +131,6 @@ my @variants = (
 	[ 'try_tsc, ordered reads', 'SET fasttime.clock_source = try_tsc; SET fasttime.ordered_reads = on;', $all ],
 	[ 'try_tsc profiled', 'SET fasttime.clock_source = try_tsc; SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;', $all ],
 	[ 'clock_gettime profiled', 'SET fasttime.clock_source = clock_gettime; SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;', $all ],
-	[ 'try_tsc profiled, TIMING OFF', 'SET fasttime.clock_source = try_tsc; SET fasttime.node_timing = profile;', "$all, TIMING OFF" ],
 	[ 'try_tsc, TIMING OFF', 'SET fasttime.clock_source = try_tsc;', "$all, TIMING OFF" ],
 	[ 'try_tsc, BUFFERS OFF', 'SET fasttime.clock_source = try_tsc;', 'ANALYZE, BUFFERS OFF, COSTS OFF, SUMMARY OFF' ],
 );

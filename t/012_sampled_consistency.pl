@@ -192,15 +192,15 @@ sub under_load
 
 my %loaded = map { $_ => 1 } ('hash join', 'filtered scan, aggregate', 'nested loop, skewed inner side');
 
-run_cases($node, 'try_tsc', 20, '', @cases);
-under_load(sub { run_cases($node, 'try_tsc', 20, 'under load, ', grep { $loaded{ $_->[0] } } @cases) });
+run_cases($node, 'try_tsc', 10, '', @cases);
+under_load(sub { run_cases($node, 'try_tsc', 12, 'under load, ', grep { $loaded{ $_->[0] } } @cases) });
 
 # profiled timing, switched at its first tick, with either clock
 my $profile = 'SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;';
-run_mode_cases($node, 'try_tsc', $profile, 'profiled', 5, 'profiled, ', @cases);
-run_mode_cases($node, 'clock_gettime', $profile, 'profiled', 3, 'profiled, clock_gettime, ', @cases);
+run_mode_cases($node, 'try_tsc', $profile, 'profiled', 4, 'profiled, ', @cases);
+run_mode_cases($node, 'clock_gettime', $profile, 'profiled', 2, 'profiled, clock_gettime, ', @cases);
 under_load(sub {
-	run_mode_cases($node, 'try_tsc', $profile, 'profiled', 10, 'profiled under load, ',
+	run_mode_cases($node, 'try_tsc', $profile, 'profiled', 8, 'profiled under load, ',
 		grep { $loaded{ $_->[0] } } @cases)
 });
 $node->stop;
@@ -221,7 +221,7 @@ SKIP:
 	my %long = map { $_ => 1 } ('hash join', 'nested loop, skewed inner side', 'memoize',
 		'correlated subplan in a filter', 'filtered scan, aggregate', 'CTE scanned twice');
 	run_cases($nb, 'auto', 10, 'clock_gettime, ', grep { $long{ $_->[0] } } @cases);
-	under_load(sub { run_cases($nb, 'auto', 20, 'clock_gettime under load, ', grep { $loaded{ $_->[0] } } @cases) });
+	under_load(sub { run_cases($nb, 'auto', 12, 'clock_gettime under load, ', grep { $loaded{ $_->[0] } } @cases) });
 	$nb->stop;
 }
 
