@@ -99,6 +99,29 @@ SELECT (j -> 'Plan' ->> 'Actual Total Time')::float8 -
 FROM r;
 DROP TABLE r;
 
+-- a hash join's probe side: CPU work in the probe scan's filter, spread
+-- over many short calls, is the scan's (the join credits the time up to
+-- its return only in the call in which its Hash ran, else every return
+-- would take the probe's time since the last tick: about all of it)
+CREATE TABLE ft_prof_probe AS SELECT g AS id FROM generate_series(1, 100000) g;
+CREATE TABLE ft_prof_build AS SELECT g AS id FROM generate_series(1, 2000) g;
+ANALYZE ft_prof_probe, ft_prof_build;
+SET enable_mergejoin = off;
+SET enable_nestloop = off;
+CREATE TEMP TABLE r AS
+SELECT ft_prof_plan('SELECT count(*) FROM ft_prof_probe p JOIN ft_prof_build b ON b.id = p.id % 2000 + 1 WHERE md5(md5(md5(p.id::text))) <> ''''') AS j;
+SELECT hj ->> 'Node Type' AS join_node,
+	   hj -> 'Plans' -> 0 ->> 'Relation Name' AS probe,
+	   (hj -> 'Plans' -> 0 ->> 'Actual Total Time')::float8 >=
+	   0.5 * (hj ->> 'Actual Total Time')::float8 AS probe_holds_its_work,
+	   (hj ->> 'Actual Total Time')::float8 >=
+	   (hj -> 'Plans' -> 0 ->> 'Actual Total Time')::float8 AS within_join
+FROM (SELECT j -> 'Plan' -> 'Plans' -> 0 AS hj FROM r) s;
+DROP TABLE r;
+RESET enable_mergejoin;
+RESET enable_nestloop;
+DROP TABLE ft_prof_probe, ft_prof_build;
+
 -- a query run by a function inside a node: the calling node's time
 -- contains it
 CREATE FUNCTION ft_prof_inner() RETURNS bigint LANGUAGE plpgsql AS $$

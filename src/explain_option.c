@@ -191,8 +191,8 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 
 			resetStringInfo(&buf);
 			if (q->switched)
-				appendStringInfo(&buf, "profiled (exact for the first %d ms, then %llu ticks of %d ms; a node holding 10 %% of the time: +-%.1f %%)",
-								 q->after_ms, (unsigned long long) q->ticks, q->interval_ms,
+				appendStringInfo(&buf, "profiled (exact for the first %.1f ms, then %llu ticks of %d ms; a node holding 10 %% of the time: +-%.1f %%)",
+								 q->exact_ms, (unsigned long long) q->ticks, q->interval_ms,
 								 100.0 * ft_prof_expected_error(q->ticks, 0.1));
 			else
 				appendStringInfo(&buf, "exact (profiled timing takes over after %d ms)",
@@ -223,7 +223,8 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 			const FtProfQuery *q = pc->prof;
 
 			ExplainPropertyText("Node Timing", q->switched ? "profile" : "exact", es);
-			ExplainPropertyInteger("Exact Prefix", "ms", q->after_ms, es);
+			ExplainPropertyFloat("Exact Prefix", "ms",
+								 q->switched ? q->exact_ms : (double) q->after_ms, 1, es);
 			ExplainPropertyInteger("Profile Interval", "ms", q->interval_ms, es);
 			ExplainPropertyInteger("Profile Ticks", NULL, (int64) q->ticks, es);
 			if (q->switched)

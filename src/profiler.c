@@ -17,7 +17,12 @@
  *
  * Every run starts exact: the wrappers time each call with two clock
  * reads and no tick credits anything.  When the outermost run has lasted
- * fasttime.profile_after milliseconds, the tick switches every query of
+ * fasttime.profile_after milliseconds -- or earlier, once its exact calls'
+ * clock reads are estimated to have cost a quarter of that (the reads
+ * made, from the calls counted in the frames so far, times the cost of
+ * one read of the run's clock, measured once per backend): on a slow
+ * clock the exact prefix is bounded by reads, not by time, so that its
+ * numbers are not mostly the clock's own cost -- the tick switches every query of
  * the run to profiled frames at once: each exact call in flight keeps its
  * exact time up to that instant (the tick adds it) and is profiled from
  * then on, and the other frames are profiled from their next call.  Every
@@ -83,7 +88,11 @@ static int	ft_prof_stack_size = 0;
 static bool ft_prof_tsc = false;
 static uint64 ft_prof_run_start = 0;
 static uint64 ft_prof_threshold = 0;
+static double ft_prof_max_calls = 0;	/* the exact prefix's read bound */
 static volatile bool ft_prof_switched = false;
+
+/* cost of one read of each clock, ns, measured at first use; 0 unknown */
+static double ft_prof_read_ns[2] = {0, 0};
 
 /* what this backend has done, for fasttime_status() */
 static volatile uint64 ft_prof_ticks_total = 0;
@@ -150,11 +159,16 @@ ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now, bool tsc)
  * exact call that stays exact (permanent) owes the frames below it only
  * its time from now; every other frame of the running queries is
  * profiled from its next call.  Before the switch no frame is profiled,
- * so nothing is owed from before.
+ * so nothing is owed from before.  Each query on the stack notes the run's
+ * time so far as its exact prefix (EXPLAIN (CLOCK_SOURCE) shows it).
  */
 static void
 ft_prof_switch(uint64 now)
 {
+	uint64		elapsed = now > ft_prof_run_start ? now - ft_prof_run_start : 0;
+	double		exact_ms = ft_prof_tsc ?
+		(double) elapsed * 1000.0 / ft_conv.hz : (double) elapsed / 1e6;
+
 	for (FtProfFrame *f = ft_prof_top; f != NULL; f = f->caller)
 	{
 		if (f->mode != FT_FRAME_EXACT)
@@ -180,10 +194,72 @@ ft_prof_switch(uint64 now)
 		if (!q->switched)
 		{
 			q->switched = true;
-			q->exact_ms = (double) q->after_ms;
+			q->exact_ms = exact_ms;
 		}
 	}
 	ft_prof_switched = true;
+}
+
+/*
+ * The calls the running queries' nodes have made so far (each call
+ * returns a row or ends a loop; calls cut short by a LIMIT are not
+ * counted): the tick's estimate of the exact prefix's reads, two a call.
+ */
+static double
+ft_prof_calls_so_far(void)
+{
+	double		calls = 0;
+
+	for (int i = 0; i < ft_prof_depth; i++)
+	{
+		FtProfQuery *q = ft_prof_stack[i];
+
+		for (int j = 0; j < q->nframes; j++)
+		{
+			FtNodeInstr *instr = q->frames[j].instr;
+
+			if (instr != NULL)
+				calls += instr->tuplecount + instr->ntuples + instr->nloops;
+		}
+	}
+	return calls;
+}
+
+/*
+ * The cost of one read of a clock, measured once per backend at first use
+ * (a few hundred reads, microseconds on any clock; the median of five
+ * batches, so that an interrupt in one does not count): what bounds the
+ * exact prefix by reads.
+ */
+static double
+ft_prof_measure_read_ns(bool tsc)
+{
+	double		batch[5];
+
+	if (ft_prof_read_ns[tsc] > 0)
+		return ft_prof_read_ns[tsc];
+	for (int b = 0; b < 5; b++)
+	{
+		int64		t0;
+		volatile uint64 sink = 0;
+
+		t0 = ft_read_clock_gettime_ns();
+		for (int i = 0; i < 64; i++)
+			sink += ft_prof_now(tsc);
+		batch[b] = (double) (ft_read_clock_gettime_ns() - t0) / 64.0;
+		(void) sink;
+	}
+	/* the median: five values, insertion sort */
+	for (int i = 1; i < 5; i++)
+		for (int j = i; j > 0 && batch[j] < batch[j - 1]; j--)
+		{
+			double		t = batch[j];
+
+			batch[j] = batch[j - 1];
+			batch[j - 1] = t;
+		}
+	ft_prof_read_ns[tsc] = Max(batch[2], 0.1);
+	return ft_prof_read_ns[tsc];
 }
 
 /*
@@ -219,14 +295,24 @@ ft_prof_tick(void)
 	ft_prof_ticks_total++;
 	for (int i = 0; i < ft_prof_depth; i++)
 		ft_prof_stack[i]->ticks++;
-	if (!ft_prof_switched && now - ft_prof_run_start >= ft_prof_threshold)
+	if (!ft_prof_switched &&
+		(now - ft_prof_run_start >= ft_prof_threshold ||
+		 ft_prof_calls_so_far() >= ft_prof_max_calls))
 		ft_prof_switch(now);
 }
 
 typedef struct FtProfWalk
 {
 	FtProfQuery *q;
+	MemoryContext cxt;
 } FtProfWalk;
+
+/* what ft_child_timed_by_core collects of a node's direct children */
+typedef struct FtCoreChildren
+{
+	int			n;
+	FtNodeInstr *instr[64];
+} FtCoreChildren;
 
 /* Is this a node the executor runs through MultiExecProcNode? */
 static bool
@@ -251,12 +337,24 @@ ft_prof_mark(FtProfWalk *w, PlanState *ps, bool permanent)
 		w->q->frames[id].permanent = true;
 }
 
-/* planstate_tree_walker callback: a direct child the executor times itself */
+/*
+ * planstate_tree_walker callback: a direct child the executor times
+ * itself.  More than fit (an Append of over 64 async children) count as
+ * ran in every call: the parent then credits the time up to each return,
+ * which keeps it no shorter than them and costs only truth below it.
+ */
 static bool
 ft_child_timed_by_core(PlanState *ps, void *context)
 {
-	if (ft_is_multiexec(ps) || (ps->instrument != NULL && ps->instrument->async_mode))
-		*(bool *) context = true;
+	FtCoreChildren *cc = (FtCoreChildren *) context;
+
+	if (ps->instrument != NULL &&
+		(ft_is_multiexec(ps) || ps->instrument->async_mode))
+	{
+		if (cc->n < (int) lengthof(cc->instr))
+			cc->instr[cc->n] = ps->instrument;
+		cc->n++;
+	}
 	return false;
 }
 
@@ -265,13 +363,27 @@ static bool
 ft_prof_walker(PlanState *ps, void *context)
 {
 	FtProfWalk *w = (FtProfWalk *) context;
-	bool		core_child = false;
+	FtCoreChildren cc;
 
+	cc.n = 0;
 	ft_prof_mark(w, ps, false);
-	(void) planstate_tree_walker(ps, ft_child_timed_by_core, &core_child);
-	if (core_child && ps->plan != NULL && ps->instrument != NULL &&
+	(void) planstate_tree_walker(ps, ft_child_timed_by_core, &cc);
+	if (cc.n > 0 && ps->plan != NULL && ps->instrument != NULL &&
 		ps->plan->plan_node_id >= 0 && ps->plan->plan_node_id < w->q->nframes)
-		w->q->frames[ps->plan->plan_node_id].flush_exit = true;
+	{
+		FtProfFrame *f = &w->q->frames[ps->plan->plan_node_id];
+
+		f->flush_exit = true;
+		if (cc.n > (int) lengthof(cc.instr))
+			f->ncore = -1;		/* too many to note: as if one ran each call */
+		else
+		{
+			f->ncore = cc.n;
+			f->core = MemoryContextAlloc(w->cxt, sizeof(FtNodeInstr *) * cc.n);
+			f->core_seen = MemoryContextAllocZero(w->cxt, sizeof(instr_time) * cc.n);
+			memcpy(f->core, cc.instr, sizeof(FtNodeInstr *) * cc.n);
+		}
+	}
 	if (ft_is_multiexec(ps))
 	{
 		/* the children of a MultiExec node stay exact for good */
@@ -299,6 +411,7 @@ ft_prof_query_create(PlanState *planstate, List *subplanstates, int nframes,
 	q->interval_ms = ft_profile_interval_ms;
 	q->after_ms = ft_profile_after_ms;
 	w.q = q;
+	w.cxt = cxt;
 	if (planstate != NULL)
 		(void) ft_prof_walker(planstate, &w);
 	foreach(lc, subplanstates)
@@ -366,6 +479,9 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame **saved_top,
 		ft_prof_threshold = ft_prof_tsc ?
 			(uint64) (ft_conv.hz / 1000.0 * ft_profile_after_ms) :
 			(uint64) ft_profile_after_ms * 1000000;
+		/* reads costing a quarter of the prefix: two a call */
+		ft_prof_max_calls = (double) ft_profile_after_ms * 1e6 / 4.0 /
+			(2.0 * ft_prof_measure_read_ns(ft_prof_tsc));
 		ft_prof_run_start = ft_prof_now(ft_prof_tsc);
 		ft_prof_last = ft_prof_run_start;
 	}

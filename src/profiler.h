@@ -66,9 +66,14 @@ typedef struct FtProfFrame
 	bool		permanent;		/* stays exact for good */
 	bool		flush_exit;		/* has a child the executor times itself
 								 * (a MultiExec or async node): credits
-								 * the time up to its return */
+								 * the time up to its return when one of
+								 * them ran in the call */
 	volatile bool settled;		/* the switching tick took over this exact
 								 * call in flight */
+	int			ncore;			/* flush_exit: those children (-1: too many
+								 * to note), */
+	FtNodeInstr **core;			/* their instrumentation, */
+	instr_time *core_seen;		/* and their time when the call started */
 } FtProfFrame;
 
 /*
@@ -82,7 +87,7 @@ typedef struct FtProfQuery
 	bool		tsc;			/* clock: the TSC, else clock_gettime ns */
 	uint64		ticks;			/* ticks that ran while it did */
 	bool		switched;		/* its frames were profiled at some point */
-	double		exact_ms;		/* running time before its first switch */
+	double		exact_ms;		/* the outermost run's time at the switch */
 	int			interval_ms;	/* the settings it ran with */
 	int			after_ms;
 } FtProfQuery;
@@ -119,6 +124,38 @@ ft_prof_frame_of(PlanState *node)
 				 ft_prof_frames[id].instr != node->instrument))
 		return NULL;
 	return &ft_prof_frames[id];
+}
+
+/*
+ * A call of a frame with children the executor times itself starts: note
+ * their time, to tell afterwards whether one of them ran in the call.
+ */
+static inline void
+ft_prof_core_note(FtProfFrame *pf)
+{
+	for (int i = 0; i < pf->ncore; i++)
+		pf->core_seen[i] = pf->core[i]->counter;
+}
+
+/*
+ * Did one of those children run in the call?  Their time grew (it only
+ * grows, and any run of them adds to it).  Only then does the call credit
+ * the time up to its return (ft_prof_flush): doing it at every return
+ * would hand the frame the time its other, profiled children had spent
+ * since the last tick -- a Hash Join's probe side would lose its time to
+ * the join.
+ */
+static inline bool
+ft_prof_core_ran(const FtProfFrame *pf)
+{
+	if (pf->ncore < 0)
+		return true;
+	for (int i = 0; i < pf->ncore; i++)
+	{
+		if (memcmp(&pf->core_seen[i], &pf->core[i]->counter, sizeof(instr_time)) != 0)
+			return true;
+	}
+	return false;
 }
 
 /* Add a clock difference to a node's time, in the query's unit. */

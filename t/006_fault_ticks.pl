@@ -162,6 +162,32 @@ fault_case('serial, jump forward 31 years at read 300', 'yes',
 	  or diag(join("\n", @bad[ 0 .. ($#bad < 5 ? $#bad : 5) ]));
 }
 
+# profiled timing on a slow clock: the exact prefix is bounded by reads.
+# Each node-clock read takes 20 us, so a Seq Scan returning 20,000 rows
+# makes ~40,000 reads (0.8 s), within fasttime.profile_after = 2000 ms: a
+# prefix bounded by time alone would time every call exactly.  Bounded by
+# reads (a quarter of 2 s of reads at the measured 20 us a read: ~12,500
+# calls), the run switches to ticks part-way and the wrapper's exact start
+# reads stop short of the calls.  The plan's counts stay whole.
+{
+	my $prof = "SET fasttime.clock_source = tsc; $serial SET fasttime.node_timing = profile;
+		SET fasttime.profile_after = 2000; SET fasttime.profile_interval = 1;";
+	my $q = "EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM ft WHERE g <= 20000;
+		SELECT value FROM fasttime_status() WHERE name = 'fault_wrapper_start_reads_plain';";
+	my ($rc, $out, $err) = ft_sql($node, "$prof $q");
+	my ($reads_fast) = $out =~ /\n(\d+)\s*$/;
+	ok($rc == 0 && defined $reads_fast && $reads_fast > 20000,
+		'profiled, fast clock, short run: every call timed exactly (' . ($reads_fast // '?') . ' start reads)')
+	  or diag($err);
+	($rc, $out, $err) = ft_sql($node, "$prof SET fasttime.fault_tick_amount_ns = 20000;
+		SET fasttime.fault_tick_mode = slow; $q");
+	my ($reads_slow) = $out =~ /\n(\d+)\s*$/;
+	ok($rc == 0 && defined $reads_slow && $reads_slow > 1000 && $reads_slow < 17000,
+		'profiled, slow clock: the exact prefix ends by reads, before profile_after (' . ($reads_slow // '?') . ' start reads of ~20,000 calls)')
+	  or diag($err);
+	like($out, qr/"Actual Rows": 20000,/, 'profiled, slow clock: the scan still counts every row');
+}
+
 # afterwards: a new session is clean, the server never restarted
 fault_case('new session after the faults', 'no', $serial);
 is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $pm_start,
