@@ -143,9 +143,10 @@ ft_core_ns_per_tick(void)
  * tsc converts a difference of fasttime's TSC reads, ns a number of
  * nanoseconds (a clock_gettime interval, as profiled timing with the stock
  * clock credits it), to instr_time ticks; both are a multiply and a shift,
- * decided once per query, so the wrappers neither branch nor divide.  Up to 18 instr_time
- * counts nanoseconds (or a timespec, which ft_instr_time_add_ns handles):
- * tsc is fasttime's own conversion and ns is not used.  On 19, when the
+ * decided once per query, so the wrappers neither branch nor divide.  Up
+ * to 18 instr_time counts nanoseconds (or a timespec, which
+ * ft_instr_time_add_ns handles): tsc is fasttime's own conversion and ns
+ * is not used.  On 19, when the
  * server's TSC clock is in effect, instr_time counts TSC ticks, the very
  * counter fasttime reads: tsc is the identity (raw tick differences, which
  * the server converts with its own frequency, as for its own nodes) and ns

@@ -23,11 +23,11 @@
  * executor state goes away, whichever way that happens (ExecutorEnd, or
  * the memory of a failed portal or subtransaction being freed): what timed
  * it, for EXPLAIN (CLOCK_SOURCE); its time unit and profiled frames, made
- * current around its run and finish; and, when the TSC timed it, both clocks at its start.  At
- * ExecutorFinish the two clocks are compared over the whole query.  If
- * they disagree, the query draws a WARNING and EXPLAIN (CLOCK_SOURCE) says
- * so, but no measured number is changed: a tool that rewrites what it
- * measured cannot be trusted even when the clocks agree.
+ * current around its run and finish; and, when the TSC timed it, both
+ * clocks at its start.  At ExecutorFinish the two clocks are compared over
+ * the whole query.  If they disagree, the query draws a WARNING and EXPLAIN
+ * (CLOCK_SOURCE) says so, but no measured number is changed: a tool that
+ * rewrites what it measured cannot be trusted even when the clocks agree.
  *
  * src/node_timing.c
  *
@@ -412,9 +412,9 @@ check_clocks(FtQueryClock *qc)
 
 /*
  * ExecutorFinish hook: the plan's last nodes (deferred ModifyTable work)
- * run here, under the query's time unit and frames.  Afterwards the plan has run (in a
- * parallel worker, its instrumentation is about to be reported to the
- * leader): compare the clocks over the whole query.
+ * run here, under the query's time unit and frames.  Afterwards the plan
+ * has run (in a parallel worker, its instrumentation is about to be
+ * reported to the leader): compare the clocks over the whole query.
  */
 static void
 ft_ExecutorFinish(QueryDesc *queryDesc)

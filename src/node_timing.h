@@ -32,8 +32,9 @@ extern FtNodeTimingStats ft_node_timing_stats;
 
 /*
  * What timed one instrumented query, noted at ExecutorStart and kept until
- * its executor state goes away: for the clock cross-check at ExecutorFinish, and for EXPLAIN (CLOCK_SOURCE), which
- * prints between ExecutorFinish and ExecutorEnd.
+ * its executor state goes away: for the clock cross-check at
+ * ExecutorFinish, and for EXPLAIN (CLOCK_SOURCE), which prints between
+ * ExecutorFinish and ExecutorEnd.
  */
 typedef struct FtQueryClock
 {

@@ -712,12 +712,12 @@ ft_bench_isa(void (*fn) (BufferUsage *, WalUsage *, int))
 static char ft_isa_reason[200] = "no x86-64 vector builds: portable code";
 
 /*
- * Once per process: choose the vector build of the wrappers.  AVX2 where the CPU and the kernel support it;
- * AVX-512 only where it is also measured at least 10 % faster at the
- * bookkeeping the wrappers do on every call, since on some CPUs (Intel
- * Skylake-SP, Cascade Lake) running AVX-512 instructions on every node
- * call lowers the core's clock for all the code around them, while AVX2
- * does the 16-18 lanes in 4-5 operations.
+ * Once per process: choose the vector build of the wrappers.  AVX2 where
+ * the CPU and the kernel support it; AVX-512 only where it is also
+ * measured at least 10 % faster at the bookkeeping the wrappers do on
+ * every call, since on some CPUs (Intel Skylake-SP, Cascade Lake) running
+ * AVX-512 instructions on every node call lowers the core's clock for all
+ * the code around them, while AVX2 does the 16-18 lanes in 4-5 operations.
  */
 void
 ft_wrappers_init(void)
