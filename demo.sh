@@ -59,8 +59,8 @@ EXPLAIN (ANALYZE, COSTS OFF) SELECT count(*) FROM demo;
 SET fasttime.clock_source = try_tsc;
 SHOW fasttime.clock_source_status;
 EXPLAIN (ANALYZE, COSTS OFF) SELECT count(*) FROM demo;
-\echo -- fasttime sampled: one node call in 16 timed at random (times are estimates; rows exact)
-SET fasttime.timing_sample_interval = 16;
+\echo -- fasttime profiled: exact for 20 ms, then each 1 ms tick credits the nodes running (rows exact)
+SET fasttime.node_timing = profile;
 EXPLAIN (ANALYZE, COSTS OFF) SELECT count(*) FROM demo;
 SQL
 echo "== done; the cluster is removed"

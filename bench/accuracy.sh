@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# bench/accuracy.sh: how close sampled timing's node totals come to exact
-# timing's, and how close plain-RDTSC exact timing comes to ordered exact
-# timing, against the check's own noise floor.
+# bench/accuracy.sh: how close exact timing with plain RDTSC, and with only
+# the start read ordered, comes to exact timing with both reads ordered,
+# against the check's own noise floor.  (It also compared per-call sampled
+# timing with exact timing; sampled timing was removed.)
 #
 # Workloads: W1-W4 (bench/sql/setup.sql), W5 (heavy-tailed per-call costs,
 # bench/sql/tail.sql) and W6-W10 (bench/sql/shapes.sql: a nested loop with
@@ -13,34 +14,28 @@
 #             the reference)
 #   start     exact timing, the start read ordered (ordered_reads = start)
 #   plain     exact timing, plain RDTSC (ordered_reads = off)
-#   sampled   fasttime.timing_sample_interval = N (start reads ordered)
-#   sampled_on  the same with both reads ordered
-#   ordered2, start2  ordered and start again: the check's own noise floor
+#   ordered2  ordered again: the check's own noise floor
 # each as EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) in a transaction of
 # its own, R runs after a warm-up.  bench/accuracy.py then reports per
-# plan node of at least 1 ms: each exact discipline against the reference;
-# sampled against exact timing of the same read discipline (sampled
-# against start, sampled_on against ordered): bias (mean against mean) and
-# one run's error (root mean square of each run's deviation from the exact
-# mean), beside the floor's (start2 against start, ordered2 against
-# ordered); and how often a child read longer than its parent per mode.  Rows and
-# loops must be the same in every run.  Output:
+# plan node of at least 1 ms: start and plain against the reference, bias
+# (mean against mean) and one run's error (root mean square of each run's
+# deviation from the reference mean), beside the floor's (ordered2 against
+# ordered); and how often a child read longer than its parent per mode.
+# Rows and loops must be the same in every run.  Output:
 # bench/out/accuracy-pgMAJOR.md.
 #
-# Usage: bench/accuracy.sh [--runs R] [--interval N] [--workloads "W1 W5"]
+# Usage: bench/accuracy.sh [--runs R] [--workloads "W1 W5"]
 #                          [--port P] [--rows N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=5
-interval=16
 workloads="W1 W2 W3 W4 W5 W6 W7 W8 W9 W10"
 port=5532
 rows=5000000
 while [ $# -gt 0 ]; do
 	case $1 in
 		--runs) runs=$2; shift ;;
-		--interval) interval=$2; shift ;;
 		--workloads) workloads=$2; shift ;;
 		--port) port=$2; shift ;;
 		--rows) rows=$2; shift ;;
@@ -64,15 +59,13 @@ mkdir -p "$acc"
 for w in $workloads; do
 	settings=$(bpsql -At -c "SELECT settings FROM bench_workloads WHERE id = '$w'")
 	query=$(bpsql -At -c "SELECT query FROM bench_workloads WHERE id = '$w'")
-	modes=(ordered start plain sampled sampled_on ordered2 start2)
+	modes=(ordered start plain ordered2)
 	for ((r = 0; r <= runs; r++)); do
 		for ((i = 0; i < ${#modes[@]}; i++)); do
 			# rotate the order, so that no mode always runs first
 			mode=${modes[$(((i + r) % ${#modes[@]}))]}
 			case $mode in
-				sampled) set="SET LOCAL fasttime.timing_sample_interval = $interval; SET LOCAL fasttime.ordered_reads = start;" ;;
-				sampled_on) set="SET LOCAL fasttime.timing_sample_interval = $interval; SET LOCAL fasttime.ordered_reads = on;" ;;
-				start | start2) set="SET LOCAL fasttime.ordered_reads = start;" ;;
+				start) set="SET LOCAL fasttime.ordered_reads = start;" ;;
 				plain) set="SET LOCAL fasttime.ordered_reads = off;" ;;
 				*) set="SET LOCAL fasttime.ordered_reads = on;" ;;
 			esac
@@ -90,6 +83,6 @@ for w in $workloads; do
 	echo "accuracy: $w done" >&2
 done
 status=$(bpsql -At -c "SET fasttime.clock_source = try_tsc" -c "SELECT current_setting('fasttime.clock_source_status')")
-python3 bench/accuracy.py "$acc" "$interval" "$runs" "$major" "$status" "$workloads" \
+python3 bench/accuracy.py "$acc" "$runs" "$major" "$status" "$workloads" \
 	>"$out/accuracy-pg$major.md"
 cat "$out/accuracy-pg$major.md"

@@ -1,6 +1,6 @@
 # bench/matrix.gp: one EXPLAIN mode's time as a multiple of the plain
 # query, per workload and PostgreSQL version.  Called by bench/run.sh with
-#   datafile  lines: "W1 PG15" stock exact sampled floor  (NaN: not run)
+#   datafile  lines: "W1 PG15" stock exact floor  (NaN: not run)
 #   outfile   the PNG
 #   mode      the EXPLAIN mode, for the title
 #   subtitle  the machine
@@ -20,9 +20,7 @@ set datafile missing "NaN"
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dashtype 2 linecolor rgb "#555555"
 plot datafile using 2:xtic(1) title "stock (clock_gettime)" linecolor rgb "#c0392b", \
      '' using 3 title "fasttime exact" linecolor rgb "#2471a3", \
-     '' using 4 title "fasttime sampled (at least 1 in 16)" linecolor rgb "#5dade2", \
-     '' using 5 title "floor (no clock read)" linecolor rgb "#7f8c8d", \
-     '' using ($0 - 0.34):2:(sprintf("%.2f", $2)) with labels font "sans,8" offset 0,0.6 notitle, \
-     '' using ($0 - 0.11):3:(sprintf("%.2f", $3)) with labels font "sans,8" offset 0,0.6 notitle, \
-     '' using ($0 + 0.11):4:(sprintf("%.2f", $4)) with labels font "sans,8" offset 0,0.6 notitle, \
-     '' using ($0 + 0.34):5:(sprintf("%.2f", $5)) with labels font "sans,8" offset 0,0.6 notitle
+     '' using 4 title "floor (no clock read)" linecolor rgb "#7f8c8d", \
+     '' using ($0 - 0.27):2:(sprintf("%.2f", $2)) with labels font "sans,8" offset 0,0.6 notitle, \
+     '' using ($0):3:(sprintf("%.2f", $3)) with labels font "sans,8" offset 0,0.6 notitle, \
+     '' using ($0 + 0.27):4:(sprintf("%.2f", $4)) with labels font "sans,8" offset 0,0.6 notitle

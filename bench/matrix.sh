@@ -6,12 +6,12 @@
 #   off        EXPLAIN (ANALYZE, TIMING OFF)   as typed (18: BUFFERS on)
 #   typed      EXPLAIN (ANALYZE)               as typed (18: BUFFERS on)
 #   nobuf      EXPLAIN (ANALYZE, BUFFERS OFF)
-# runs five variants -- stock (fasttime.clock_source = clock_gettime),
-# fasttime exact as configured by default (try_tsc: plain reads), fasttime
-# plain (fasttime.ordered_reads = off: plain RDTSC), start (the start read
+# runs the variants asked for (by default stock, exact, plain and
+# ordered) -- stock (fasttime.clock_source = clock_gettime), fasttime exact
+# as configured by default (try_tsc: plain reads), fasttime plain
+# (fasttime.ordered_reads = off: plain RDTSC), start (the start read
 # ordered), ordered (fasttime.ordered_reads = on: both reads LFENCE;RDTSC),
-# sampled (fasttime.timing_sample_interval = 16), profile, profile2 and
-# profile_cg (fasttime.node_timing = profile: 1 ms ticks, 2 ms ticks, and
+# profile, profile2 and profile_cg (fasttime.node_timing = profile: 1 ms ticks, 2 ms ticks, and
 # 1 ms ticks with fasttime.clock_source = clock_gettime); on 19 also
 # stock_system and stock_tsc (stock with the server's timing_clock_source
 # = system or tsc; plain "stock" is the server's auto) -- and the
@@ -27,12 +27,11 @@
 # its "exact" column is then the bookkeeping alone.
 #
 # Usage: bench/matrix.sh [--rounds N] [--workloads "W1 W2"] [--label L]
-#                        [--variants "stock exact plain start ordered sampled profile profile2 profile_cg"]
+#                        [--variants "stock exact plain start ordered profile profile2 profile_cg"]
 #                        [--port P] [--rows N]
 #                        (19: also stock_system stock_tsc)
-#                        [--interval N]  (sampled: fasttime.timing_sample_interval, 16)
-#                        [--profile]  (perf record of W1 under the exact and
-#                                      sampled variants afterwards)
+#                        [--profile]  (perf record of W1 under the exact
+#                                      variant afterwards)
 # Uses the fasttime installed in pg_config's PostgreSQL (PG_CONFIG).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,9 +41,8 @@ workloads="W1 W2 W3 W4"
 label=""
 port=5530
 rows=5000000
-kinds="stock exact plain ordered sampled"
+kinds="stock exact plain ordered"
 profile=0
-interval=16
 while [ $# -gt 0 ]; do
 	case $1 in
 		--rounds) rounds=$2; shift ;;
@@ -54,7 +52,6 @@ while [ $# -gt 0 ]; do
 		--rows) rows=$2; shift ;;
 		--variants) kinds=$2; shift ;;
 		--profile) profile=1 ;;
-		--interval) interval=$2; shift ;;
 		-h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 0 ;;
 		*) echo "bench/matrix.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -69,7 +66,7 @@ log "loading (lotsarows $rows rows)"
 bench_cluster "$port" "$rows"
 major=$(bpsql -At -c "SELECT current_setting('server_version_num')::int / 10000")
 
-# the variants: mode x (stock, exact, sampled), and plain
+# the variants: mode x (stock, exact, ...), and plain
 bpsql <<EOF
 DELETE FROM bench_variants;
 INSERT INTO bench_variants(id, title, prefix, clock_source, settings)
@@ -86,7 +83,6 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 			   ('profile', 'try_tsc', 'fasttime.node_timing=profile'),
 			   ('profile2', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval=2'),
 			   ('profile_cg', 'clock_gettime', 'fasttime.node_timing=profile'),
-			   ('sampled', 'try_tsc', 'fasttime.timing_sample_interval=$interval'),
 			   ('stock_system', 'clock_gettime', 'timing_clock_source=system'),
 			   ('stock_tsc', 'clock_gettime', 'timing_clock_source=tsc')) v(id, clock, settings);
 INSERT INTO bench_variants VALUES ('plain', 'plain statement', '', NULL, '');
@@ -128,7 +124,7 @@ bpsql -At -f "$script" | sed -u 's/^/matrix: /' >&2
 if [ "$profile" = 1 ]; then
 	mkdir -p "$out/profile-pg$major${label:+-$label}"
 	bash bench/profile.sh "$BENCH_DIR" "$port" "$out/profile-pg$major${label:+-$label}" \
-		W1 typed/exact typed/sampled nobuf/sampled off-nobuf/exact >&2 ||
+		W1 typed/exact nobuf/exact off-nobuf/exact >&2 ||
 		log "profile failed"
 fi
 
@@ -156,7 +152,6 @@ EOF
 	sep="|---|---"
 	for v in $kinds; do
 		case $v in
-			sampled) hdr+=" | sampled (at least 1 in $interval)" ;;
 			ordered) hdr+=" | exact, both reads ordered" ;;
 			plain) hdr+=" | exact, plain reads" ;;
 			exact) hdr+=" | exact (default reads: $(bpsql -At -c 'SHOW fasttime.ordered_reads'))" ;;

@@ -1,8 +1,8 @@
 # bench/matrix19.gp: PostgreSQL 19, one EXPLAIN mode's time as a multiple
 # of the plain query: stock with the server's own clock (timing_clock_source
 # auto and system) against fasttime exact (start read ordered, and plain
-# reads) and sampled.
-#   datafile  lines: W1 stock_auto stock_system exact plain sampled
+# reads).
+#   datafile  lines: W1 stock_auto stock_system exact plain
 #   outfile   the PNG
 #   mode      the EXPLAIN mode, for the title
 #   subtitle  the machine
@@ -24,9 +24,7 @@ plot datafile using 2:xtic(1) title "stock, server's TSC clock (auto)" linecolor
      '' using 3 title "stock, system clock" linecolor rgb "#e59866", \
      '' using 4 title "fasttime exact (start read ordered)" linecolor rgb "#2471a3", \
      '' using 5 title "fasttime exact, plain reads" linecolor rgb "#1abc9c", \
-     '' using 6 title "fasttime sampled (at least 1 in 16)" linecolor rgb "#5dade2", \
-     '' using ($0 - 0.36):2:(sprintf("%.2f", $2)) with labels font "sans,8" offset 0,0.6 notitle, \
-     '' using ($0 - 0.18):3:(sprintf("%.2f", $3)) with labels font "sans,8" offset 0,0.6 notitle, \
-     '' using ($0):4:(sprintf("%.2f", $4)) with labels font "sans,8" offset 0,0.6 notitle, \
-     '' using ($0 + 0.18):5:(sprintf("%.2f", $5)) with labels font "sans,8" offset 0,0.6 notitle, \
-     '' using ($0 + 0.36):6:(sprintf("%.2f", $6)) with labels font "sans,8" offset 0,0.6 notitle
+     '' using ($0 - 0.34):2:(sprintf("%.2f", $2)) with labels font "sans,8" offset 0,0.6 notitle, \
+     '' using ($0 - 0.11):3:(sprintf("%.2f", $3)) with labels font "sans,8" offset 0,0.6 notitle, \
+     '' using ($0 + 0.11):4:(sprintf("%.2f", $4)) with labels font "sans,8" offset 0,0.6 notitle, \
+     '' using ($0 + 0.34):5:(sprintf("%.2f", $5)) with labels font "sans,8" offset 0,0.6 notitle

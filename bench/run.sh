@@ -5,15 +5,14 @@
 # to choose), it
 #   1. installs this tree's fasttime into it (make install: run as root);
 #   2. bench/matrix.sh: W1-W4, plain and four EXPLAIN modes x stock,
-#      fasttime exact (default reads: the start read ordered), exact with
-#      plain reads, exact with both reads ordered, and fasttime sampled
-#      (at least 1 in 16), interleaved, as a multiple of the plain query;
+#      fasttime exact (default reads: plain), exact with plain reads and
+#      exact with both reads ordered, interleaved, as a multiple of the
+#      plain query;
 #   3. the same for a floor build (make FLOOR=1: wrappers that read no
-#      clock) in a private copy of the installation, exact and sampled;
-#   4. bench/accuracy.sh: exact timing's read disciplines and sampled
-#      timing's node totals against ordered exact timing, with the noise
-#      floor of the same mode run twice, W1-W10 (W5 heavy-tailed, W6-W10
-#      the shapes of bench/sql/shapes.sql);
+#      clock) in a private copy of the installation, exact;
+#   4. bench/accuracy.sh: exact timing's read disciplines against ordered
+#      exact timing, with the noise floor of the same mode run twice,
+#      W1-W10 (W5 heavy-tailed, W6-W10 the shapes of bench/sql/shapes.sql);
 # then writes bench/out/report.md (every table) and bench/out/matrix-*.png
 # (EXPLAIN ANALYZE as typed, and TIMING OFF as typed, x plain, per version).
 #
@@ -78,7 +77,7 @@ for pgc in $configs; do
 		PG_CONFIG=$pgc ft_private_install "$root" FLOOR=1
 		PG_CONFIG=$(PG_CONFIG=$pgc ft_private_pg_config "$root") bench/matrix.sh \
 			--rounds "$rounds" --rows "$rows" --workloads "$workloads" \
-			--label floor --variants "exact sampled" --port 5533 >/dev/null
+			--label floor --variants "exact" --port 5533 >/dev/null
 		rm -rf "$root" "$root.src" "$root.build.log"
 	fi
 	if [ "$accuracy" = 1 ]; then
@@ -102,7 +101,7 @@ if command -v gnuplot >/dev/null || { [ "$(id -u)" = 0 ] &&
 		for w in $workloads; do
 			for m in $majors; do
 				echo "\"$w PG$m\" $(value "$m" "" "$w" "$mode/stock") $(value "$m" "" "$w" "$mode/exact")" \
-					"$(value "$m" "" "$w" "$mode/sampled") $(value "$m" floor "$w" "$mode/exact")" >>"$dat"
+					"$(value "$m" floor "$w" "$mode/exact")" >>"$dat"
 			done
 		done
 		case $mode in

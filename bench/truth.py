@@ -149,8 +149,10 @@ def main():
             else:
                 r["exec"] = r["ms"]
             runs[(r["pair"], r["mode"], r["which"])].append(r)
-    order = [m for m in ("plain", "stock", "off", "start", "on", "sampled",
+    order = [m for m in ("plain", "stock", "off", "start", "on",
                          "profile", "profile_cg", "floor") if m in modes]
+    # modes of older runs that this script no longer names, after the rest
+    order += [m for m in modes if m not in order]
     exact_default = {"off": "off", "start": "start", "on": "on"}.get(default_reads, default_reads)
 
     print("# Ground truth for node times, PostgreSQL %s\n" % major)

@@ -23,7 +23,6 @@
 #   off       exact timing, plain TSC reads (fasttime.ordered_reads = off)
 #   start     exact timing, the start read ordered (ordered_reads = start)
 #   on        exact timing, both reads ordered (ordered_reads = on)
-#   sampled   fasttime.timing_sample_interval = 16
 #   profile   fasttime.node_timing = profile (where the build has it)
 #   profile_cg  profile with fasttime.clock_source = clock_gettime
 #   floor     the default exact mode again: the check's own noise
@@ -41,7 +40,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=5
-modes="plain stock off start on sampled floor"
+modes="plain stock off start on floor"
 pairs=""
 port=5533
 rows=5000000
@@ -75,7 +74,6 @@ mode_sets() {
 		plain | stock) echo "SET LOCAL fasttime.clock_source = clock_gettime;" ;;
 		off | start | on) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.ordered_reads = $1;" ;;
 		floor) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.ordered_reads = $default_reads;" ;;
-		sampled) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.timing_sample_interval = 16;" ;;
 		profile) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile;" ;;
 		profile_cg) echo "SET LOCAL fasttime.clock_source = clock_gettime; SET LOCAL fasttime.node_timing = profile;" ;;
 		*) echo "bench/truth.sh: unknown mode $1" >&2; return 1 ;;

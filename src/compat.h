@@ -141,11 +141,12 @@ ft_core_ns_per_tick(void)
  * current around its run and finish, so that one plan never mixes units).
  *
  * tsc converts a difference of fasttime's TSC reads, ns a number of
- * nanoseconds (a sampled call's weighted time, a clock_gettime interval),
- * to instr_time ticks; both are a multiply and a shift, decided once per
- * query, so the wrappers neither branch nor divide.  Up to 18 instr_time
- * counts nanoseconds (or a timespec, which ft_instr_time_add_ns handles):
- * tsc is fasttime's own conversion and ns is not used.  On 19, when the
+ * nanoseconds (a clock_gettime interval, as profiled timing with the stock
+ * clock credits it), to instr_time ticks; both are a multiply and a shift,
+ * decided once per query, so the wrappers neither branch nor divide.  Up
+ * to 18 instr_time counts nanoseconds (or a timespec, which
+ * ft_instr_time_add_ns handles): tsc is fasttime's own conversion and ns
+ * is not used.  On 19, when the
  * server's TSC clock is in effect, instr_time counts TSC ticks, the very
  * counter fasttime reads: tsc is the identity (raw tick differences, which
  * the server converts with its own frequency, as for its own nodes) and ns

@@ -132,7 +132,6 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 	const FtQueryClock *pc;
 	const char *source;
 	const char *reason = NULL;
-	bool		sampled;
 
 	if (prev_per_plan)
 		prev_per_plan(plannedstmt, into, es, queryString, params, queryEnv);
@@ -160,7 +159,6 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 		source = "clock_gettime";
 		reason = ft_not_tsc_reason(pc);
 	}
-	sampled = pc != NULL && pc->node_timing && pc->sampling.interval > 1;
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
@@ -173,9 +171,6 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 							 ft_freq_origin_name(pc->tsc_hz_origin));
 		else
 			appendStringInfo(&buf, "%s (%s", source, reason);
-		if (sampled)
-			appendStringInfo(&buf, "; sampled per node, at least 1 in %d calls timed",
-							 pc->sampling.interval);
 		if (pc != NULL && pc->tsc && ft_timer_reads(pc->timer) == FT_READS_BOTH)
 			appendStringInfoString(&buf, "; ordered reads");
 		else if (pc != NULL && pc->tsc && ft_timer_reads(pc->timer) == FT_READS_START)
@@ -212,9 +207,6 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 		}
 		else
 			ExplainPropertyText("Timing Source Reason", reason, es);
-		if (sampled)
-			ExplainPropertyInteger("Timing Sample Interval", NULL,
-								   pc->sampling.interval, es);
 		if (pc != NULL && pc->tsc)
 			ExplainPropertyText("TSC Reads Ordered",
 								ft_read_order_name(ft_timer_reads(pc->timer)), es);

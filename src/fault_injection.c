@@ -22,9 +22,9 @@
  *
  * step replaces the TSC by a counter that advances by exactly the same
  * amount at every read and at nothing else, so a node with no timed
- * children measures exactly that amount per timed call: sampled timing's
- * estimate of such a node can be checked against the exact total without
- * any real time in the test.
+ * children measures exactly that amount per call: exact timing's total
+ * for such a node can be checked against its number of calls without any
+ * real time in the test.
  *
  * A jump happens once and then stays: every later read is shifted by the
  * same amount, as after a TSC reset or a warp on migration.  Each process

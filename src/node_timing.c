@@ -8,7 +8,7 @@
  * ExecutorStart hook (chained like auto_explain's, after whatever hook
  * before us asked for instrumentation) decides once per query how its
  * nodes are timed -- not at all (TIMING OFF), with the TSC, or with the
- * stock clock where the TSC is not in effect, every call or sampled -- and
+ * stock clock where the TSC is not in effect, every call or profiled -- and
  * puts every instrumented node on the wrapper specialized for that and for
  * its buffer and WAL needs (node_wrappers.c).  With clock_gettime the plan
  * tree is left exactly as stock built it.
@@ -22,12 +22,12 @@
  * Each instrumented query gets a note, from ExecutorStart until its
  * executor state goes away, whichever way that happens (ExecutorEnd, or
  * the memory of a failed portal or subtransaction being freed): what timed
- * it, for EXPLAIN (CLOCK_SOURCE); its sampling, made current around its
- * run and finish; and, when the TSC timed it, both clocks at its start.  At
- * ExecutorFinish the two clocks are compared over the whole query.  If
- * they disagree, the query draws a WARNING and EXPLAIN (CLOCK_SOURCE) says
- * so, but no measured number is changed: a tool that rewrites what it
- * measured cannot be trusted even when the clocks agree.
+ * it, for EXPLAIN (CLOCK_SOURCE); its time unit and profiled frames, made
+ * current around its run and finish; and, when the TSC timed it, both
+ * clocks at its start.  At ExecutorFinish the two clocks are compared over
+ * the whole query.  If they disagree, the query draws a WARNING and EXPLAIN
+ * (CLOCK_SOURCE) says so, but no measured number is changed: a tool that
+ * rewrites what it measured cannot be trusted even when the clocks agree.
  *
  * src/node_timing.c
  *
@@ -45,18 +45,8 @@
 #include "node_timing.h"
 #include "node_wrappers.h"
 
-/* fasttime.timing_sample_interval */
-int			ft_timing_sample_interval = 1;
-
 /* fasttime.ordered_reads (FtReadOrder) */
 int			ft_ordered_reads = FT_READS_PLAIN;
-
-/*
- * What a timed sampled call costs beyond an untimed one besides its two
- * clock reads: converting, weighting and the node's sums (measured with
- * perf on the sampled wrapper: about ten nanoseconds).
- */
-#define FT_SAMPLE_BOOKKEEPING_NS 10.0
 
 /* what this backend has done, for fasttime_status() */
 FtNodeTimingStats ft_node_timing_stats;
@@ -64,7 +54,7 @@ FtNodeTimingStats ft_node_timing_stats;
 /*
  * The unit the node wrappers write times in, for the query running now
  * (compat.h).  Each query's is chosen at its ExecutorStart and made
- * current around its run and finish, as its sampling is.
+ * current around its run and finish.
  */
 FtInstrUnits ft_instr_units;
 
@@ -195,7 +185,6 @@ ft_open_query_notes(void)
 static bool
 choose_timer(QueryDesc *queryDesc, FtTimer *timer)
 {
-	bool		sampled = ft_timing_sample_interval > 1;
 	bool		profiled = ft_node_timing == FT_NODE_TIMING_PROFILE || ft_prof_active();
 
 	/* clock_gettime is stock timing, unless profiled timing is asked for */
@@ -218,18 +207,11 @@ choose_timer(QueryDesc *queryDesc, FtTimer *timer)
 		*timer = tsc ? FT_TIMER_PROF_PHASE_TSC : FT_TIMER_PROF_PHASE_CLOCK_GETTIME;
 	}
 	else if (ft_effective_choice() == FT_CHOICE_TSC)
-	{
-		/* a sampled timer orders at least the read that starts a call */
-		if (sampled)
-			*timer = ft_ordered_reads == FT_READS_BOTH ?
-				FT_TIMER_TSC_SAMPLED_ORDERED : FT_TIMER_TSC_SAMPLED;
-		else
-			*timer = ft_ordered_reads == FT_READS_BOTH ? FT_TIMER_TSC_ORDERED :
-				ft_ordered_reads == FT_READS_START ? FT_TIMER_TSC_ORDERED_START :
-				FT_TIMER_TSC;
-	}
+		*timer = ft_ordered_reads == FT_READS_BOTH ? FT_TIMER_TSC_ORDERED :
+			ft_ordered_reads == FT_READS_START ? FT_TIMER_TSC_ORDERED_START :
+			FT_TIMER_TSC;
 	else
-		*timer = sampled ? FT_TIMER_CLOCK_GETTIME_SAMPLED : FT_TIMER_CLOCK_GETTIME;
+		*timer = FT_TIMER_CLOCK_GETTIME;
 	return true;
 }
 
@@ -256,7 +238,7 @@ wrap_query(QueryDesc *queryDesc, FtTimer timer, const char *when)
 							timer, &switched, &max_id);
 	if (timer_is_tsc(timer))
 		ft_node_timing_stats.last_query_nodes = n;
-	if (timer_is_tsc(timer) && !ft_timer_is_sampled(timer))
+	if (timer_is_tsc(timer))
 		ereport(DEBUG1,
 				(errmsg_internal("fasttime: %d plan nodes timed with the TSC in %s at %s (%d switched)",
 								 n, IsParallelWorker() ? "parallel worker" : "backend",
@@ -282,7 +264,6 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	FtQueryClock *qc;
 	FtTimer		timer = FT_TIMER_NONE;
 	bool		wrapped;
-	bool		sampled;
 	int			max_id = -1;
 
 	if (prev_ExecutorStart)
@@ -314,28 +295,6 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	qc->wrapped = wrapped;
 	qc->timer = timer;
 	qc->tsc = wrapped && timer_is_tsc(timer);
-	sampled = wrapped && ft_timer_is_sampled(timer);
-	if (sampled)
-	{
-		const FtClockFacts *f = ft_get_facts();
-		double		reads_ns;
-
-		/* what the two clock reads of a timed call cost */
-		if (timer == FT_TIMER_CLOCK_GETTIME_SAMPLED)
-			reads_ns = 2.0 * f->ns_per_read_clock_gettime;
-		else if (timer == FT_TIMER_TSC_SAMPLED_ORDERED)
-			reads_ns = 2.0 * f->ns_per_read_tsc_ordered;
-		else
-			reads_ns = f->ns_per_read_tsc_ordered + f->ns_per_read_tsc;
-		ft_sampling_prepare(ft_timing_sample_interval,
-							reads_ns + FT_SAMPLE_BOOKKEEPING_NS,
-							&qc->sampling);
-		ft_sampling_attach_nodes(&qc->sampling, max_id + 1,
-								 queryDesc->estate->es_query_cxt);
-		ft_sampling_link_nodes(&qc->sampling, queryDesc->planstate);
-	}
-	else
-		ft_sampling_prepare(1, 0.0, &qc->sampling);
 	if (wrapped && ft_timer_is_profiled(timer))
 		qc->prof = ft_prof_query_create(queryDesc->planstate,
 										queryDesc->estate->es_subplanstates,
@@ -350,7 +309,8 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 }
 
 /*
- * ExecutorRun hook: make the query's sampling current while it runs.  In
+ * ExecutorRun hook: make the query's time unit (and, when profiled, its
+ * frames) current while it runs.  In
  * a parallel worker, ExecParallelInitializeWorker ran between ExecutorStart
  * and now and may have re-armed stock instrumentation: walk again.
  */
@@ -358,7 +318,6 @@ static void
 ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 {
 	int			i = find_query_clock(queryDesc);
-	FtSampling	saved;
 	FtInstrUnits saved_units;
 	FtProfQuery *volatile prof;
 	FtProfFrame *saved_top = NULL;
@@ -378,7 +337,6 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 		wrap_query(queryDesc, query_clocks[i].timer, "ExecutorRun");
 
 	prof = query_clocks[i].prof;
-	ft_sampling_swap(&query_clocks[i].sampling, &saved);
 	saved_units = ft_instr_units;
 	ft_instr_units = query_clocks[i].units;
 	if (prof)
@@ -392,11 +350,8 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 	}
 	PG_FINALLY();
 	{
-		FtSampling	ignored;
-
 		if (prof)
 			ft_prof_leave(prof, saved_top, saved_frames, saved_nframes);
-		ft_sampling_swap(&saved, &ignored);
 		ft_instr_units = saved_units;
 	}
 	PG_END_TRY();
@@ -457,15 +412,14 @@ check_clocks(FtQueryClock *qc)
 
 /*
  * ExecutorFinish hook: the plan's last nodes (deferred ModifyTable work)
- * run here, under the query's sampling.  Afterwards the plan has run (in a
- * parallel worker, its instrumentation is about to be reported to the
- * leader): compare the clocks over the whole query.
+ * run here, under the query's time unit and frames.  Afterwards the plan
+ * has run (in a parallel worker, its instrumentation is about to be
+ * reported to the leader): compare the clocks over the whole query.
  */
 static void
 ft_ExecutorFinish(QueryDesc *queryDesc)
 {
 	int			i = find_query_clock(queryDesc);
-	FtSampling	saved;
 	FtInstrUnits saved_units;
 	FtProfQuery *volatile prof;
 	FtProfFrame *saved_top = NULL;
@@ -482,7 +436,6 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	}
 
 	prof = query_clocks[i].prof;
-	ft_sampling_swap(&query_clocks[i].sampling, &saved);
 	saved_units = ft_instr_units;
 	ft_instr_units = query_clocks[i].units;
 	if (prof)
@@ -496,11 +449,8 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	}
 	PG_FINALLY();
 	{
-		FtSampling	ignored;
-
 		if (prof)
 			ft_prof_leave(prof, saved_top, saved_frames, saved_nframes);
-		ft_sampling_swap(&saved, &ignored);
 		ft_instr_units = saved_units;
 	}
 	PG_END_TRY();

@@ -17,9 +17,6 @@
 #include "node_wrappers.h"
 #include "profiler.h"
 
-/* fasttime.timing_sample_interval */
-extern int	ft_timing_sample_interval;
-
 /* fasttime.ordered_reads (FtReadOrder) */
 extern int	ft_ordered_reads;
 
@@ -35,9 +32,9 @@ extern FtNodeTimingStats ft_node_timing_stats;
 
 /*
  * What timed one instrumented query, noted at ExecutorStart and kept until
- * its executor state goes away: for its sampling, for the clock
- * cross-check at ExecutorFinish, and for EXPLAIN (CLOCK_SOURCE), which
- * prints between ExecutorFinish and ExecutorEnd.
+ * its executor state goes away: for the clock cross-check at
+ * ExecutorFinish, and for EXPLAIN (CLOCK_SOURCE), which prints between
+ * ExecutorFinish and ExecutorEnd.
  */
 typedef struct FtQueryClock
 {
@@ -47,7 +44,6 @@ typedef struct FtQueryClock
 	bool		node_timing;	/* per-node timing was asked for */
 	bool		wrapped;		/* its nodes are on fasttime's wrappers */
 	FtTimer		timer;			/* with this timer, when wrapped */
-	FtSampling	sampling;		/* its sampling (interval 1: none) */
 	FtProfQuery *prof;			/* its frames, when profiled */
 	FtInstrUnits units;			/* the unit its nodes' times are written in */
 	bool		tsc;			/* its nodes were timed with the TSC */

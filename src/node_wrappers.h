@@ -14,7 +14,6 @@
 #include "nodes/execnodes.h"
 
 #include "clock_state.h"
-#include "sampling.h"
 
 /*
  * How the nodes of one query are timed: chosen once at executor start and
@@ -25,15 +24,8 @@ typedef enum FtTimer
 	FT_TIMER_NONE = 0,			/* TIMING OFF: rows (and buffers, WAL) only */
 	FT_TIMER_TSC,				/* every call, plain RDTSC */
 	FT_TIMER_CLOCK_GETTIME,		/* every call, the stock clock */
-	FT_TIMER_TSC_SAMPLED,		/* sampled per node, ordered start read */
-	FT_TIMER_CLOCK_GETTIME_SAMPLED, /* sampled per node, stock clock */
 	FT_TIMER_TSC_ORDERED,		/* every call, both reads LFENCE;RDTSC */
 	FT_TIMER_TSC_ORDERED_START, /* every call, ordered start read */
-	FT_TIMER_TSC_SAMPLED_ORDERED,	/* sampled per node, both reads ordered */
-	/* node-level only: the two above for nodes whose long calls are caught */
-	FT_TIMER_TSC_SAMPLED_GUARDED,
-	FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED,
-	FT_TIMER_CLOCK_GETTIME_SAMPLED_GUARDED,
 	/* profiled (profiler.h): exact until the switch, then profiled */
 	FT_TIMER_PROF_PHASE_TSC,
 	FT_TIMER_PROF_PHASE_CLOCK_GETTIME,
@@ -42,12 +34,12 @@ typedef enum FtTimer
 	FT_TIMER_PROF_CLOCK_GETTIME
 } FtTimer;
 
-#define FT_N_TIMERS 15
+#define FT_N_TIMERS 9
 
 /* Values of fasttime.ordered_reads: which TSC reads wait for earlier work. */
 typedef enum FtReadOrder
 {
-	FT_READS_PLAIN = 0,			/* neither (exact timing only) */
+	FT_READS_PLAIN = 0,			/* neither */
 	FT_READS_START,				/* the read that starts a call's interval */
 	FT_READS_BOTH				/* both */
 } FtReadOrder;
@@ -56,11 +48,8 @@ typedef enum FtReadOrder
 static inline bool
 ft_timer_is_tsc(FtTimer timer)
 {
-	return timer == FT_TIMER_TSC || timer == FT_TIMER_TSC_SAMPLED ||
+	return timer == FT_TIMER_TSC ||
 		timer == FT_TIMER_TSC_ORDERED || timer == FT_TIMER_TSC_ORDERED_START ||
-		timer == FT_TIMER_TSC_SAMPLED_ORDERED ||
-		timer == FT_TIMER_TSC_SAMPLED_GUARDED ||
-		timer == FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED ||
 		timer == FT_TIMER_PROF_PHASE_TSC || timer == FT_TIMER_PROF_TSC;
 }
 
@@ -73,18 +62,6 @@ ft_timer_is_profiled(FtTimer timer)
 		timer == FT_TIMER_PROF_TSC || timer == FT_TIMER_PROF_CLOCK_GETTIME;
 }
 
-/* Does it sample? */
-static inline bool
-ft_timer_is_sampled(FtTimer timer)
-{
-	return timer == FT_TIMER_TSC_SAMPLED ||
-		timer == FT_TIMER_CLOCK_GETTIME_SAMPLED ||
-		timer == FT_TIMER_TSC_SAMPLED_ORDERED ||
-		timer == FT_TIMER_TSC_SAMPLED_GUARDED ||
-		timer == FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED ||
-		timer == FT_TIMER_CLOCK_GETTIME_SAMPLED_GUARDED;
-}
-
 /* Which of its TSC reads are ordered. */
 static inline FtReadOrder
 ft_timer_reads(FtTimer timer)
@@ -92,12 +69,8 @@ ft_timer_reads(FtTimer timer)
 	switch (timer)
 	{
 		case FT_TIMER_TSC_ORDERED:
-		case FT_TIMER_TSC_SAMPLED_ORDERED:
-		case FT_TIMER_TSC_SAMPLED_ORDERED_GUARDED:
 			return FT_READS_BOTH;
 		case FT_TIMER_TSC_ORDERED_START:
-		case FT_TIMER_TSC_SAMPLED:
-		case FT_TIMER_TSC_SAMPLED_GUARDED:
 			return FT_READS_START;
 		default:
 			return FT_READS_PLAIN;
@@ -109,12 +82,6 @@ extern const char *ft_wrappers_isa(void);
 extern const char *ft_wrappers_isa_reason(void);
 extern const char *ft_timer_name(FtTimer timer);
 extern const char *ft_read_order_name(FtReadOrder order);
-extern void ft_sampling_prepare(int interval, double timed_call_ns,
-								FtSampling *out);
-extern void ft_sampling_attach_nodes(FtSampling *sampling, int nnodes,
-									 MemoryContext cxt);
-extern void ft_sampling_link_nodes(FtSampling *sampling, PlanState *root);
-extern void ft_sampling_swap(const FtSampling *in, FtSampling *saved);
 
 extern void ft_wrappers_learn_stock(void);
 extern bool ft_wrappers_stock_known(void);

@@ -671,16 +671,6 @@ fasttime_status(PG_FUNCTION_ARGS)
 				  psprintf("%d", ft_node_timing_stats.last_query_nodes));
 	ft_status_row(rsinfo, "tsc_disagreements",
 				  psprintf(INT64_FORMAT, ft_node_timing_stats.disagreements));
-	ft_status_row(rsinfo, "timing_sample_interval",
-				  psprintf("%d", ft_timing_sample_interval));
-	ft_status_row(rsinfo, "timing_sampling",
-				  ft_timing_sample_interval > 1 ?
-				  psprintf("per node: every call while a node's estimate would stray by more than %.0f %% or timing costs under %.0f %% of its time, down to 1 in %d calls; %s",
-						   100 * FT_SAMPLE_REL_ERR, 100 * FT_SAMPLE_COST_SHARE,
-						   ft_timing_sample_interval,
-						   ft_ordered_reads == FT_READS_BOTH ?
-						   "both reads ordered" : "start reads ordered") :
-				  "off: every call timed");
 	ft_status_row(rsinfo, "ordered_reads",
 				  ft_read_order_name((FtReadOrder) ft_ordered_reads));
 	ft_status_row(rsinfo, "node_timing",

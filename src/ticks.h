@@ -277,8 +277,8 @@ ft_read_tsc_rdtscp(void)
 }
 
 /*
- * The reads the node wrappers do: plain, and ordered (sampled timing's
- * timed calls, and exact timing with fasttime.ordered_reads).  A
+ * The reads the node wrappers do: plain, and ordered (exact timing with
+ * fasttime.ordered_reads).  A
  * fault-injection build (compiled with
  * -DFASTTIME_FAULT_INJECTION, never a normal build) routes it through a
  * replaceable source so tests can make the TSC jump or crawl.
@@ -292,30 +292,6 @@ extern uint64_t ft_fault_read_tsc_ordered(void);
 #define ft_node_ticks() ft_read_tsc()
 #define ft_node_ticks_ordered() ft_read_tsc_lfence()
 #endif
-
-/*
- * A count of nanoseconds held as a double (a weighted or estimated time),
- * rounded to the nearest, saturating at UINT64_MAX: converting a double of
- * 2^64 or more to an integer is undefined (and what compilers do with it
- * differs between instruction sets), so it is compared first.  NaN
- * saturates too; nothing here produces a negative time.
- */
-static inline uint64_t
-ft_ns_from_double(double ns)
-{
-	double		x = ns + 0.5;
-
-	if (!(x < 18446744073709551616.0))
-		return UINT64_MAX;
-	return (uint64_t) x;
-}
-
-/* A sampled call's time times its weight (see ft_ns_from_double). */
-static inline uint64_t
-ft_weighted_ns(uint64_t ns, double weight)
-{
-	return ft_ns_from_double((double) ns * weight);
-}
 
 /* The clock stock PostgreSQL instrumentation uses, in nanoseconds. */
 static inline int64_t

@@ -1,7 +1,8 @@
 # Equivalence, the contract: with every fasttime variant -- tsc, try_tsc,
-# auto, sampled timing, and TIMING OFF (the rows-only wrappers) -- EXPLAIN
-# (ANALYZE, BUFFERS, WAL) prints the same rows, loops, Buffers and WAL as
-# stock PostgreSQL (fasttime.clock_source = clock_gettime), times removed.
+# auto, ordered reads, profiled timing, and TIMING OFF (the rows-only
+# wrappers) -- EXPLAIN (ANALYZE, BUFFERS, WAL) prints the same rows, loops,
+# Buffers and WAL as stock PostgreSQL (fasttime.clock_source =
+# clock_gettime), times removed.
 # Plans: scans, joins (Hash and bitmap nodes under MultiExecProcNode,
 # nested-loop rescans, Memoize), sorts spilling to temp files, local
 # buffers, subplans, initplans, CTEs, partitions, parallel plans (Gather,
@@ -126,8 +127,6 @@ my @variants = (
 	[ 'tsc', 'SET fasttime.clock_source = tsc;', $all ],
 	[ 'try_tsc', 'SET fasttime.clock_source = try_tsc;', $all ],
 	[ 'auto', 'SET fasttime.clock_source = auto;', $all ],
-	[ 'try_tsc sampled 1 in 16', 'SET fasttime.clock_source = try_tsc; SET fasttime.timing_sample_interval = 16;', $all ],
-	[ 'auto sampled 1 in 3', 'SET fasttime.clock_source = auto; SET fasttime.timing_sample_interval = 3;', $all ],
 	[ 'try_tsc, ordered reads', 'SET fasttime.clock_source = try_tsc; SET fasttime.ordered_reads = on;', $all ],
 	[ 'try_tsc profiled', 'SET fasttime.clock_source = try_tsc; SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;', $all ],
 	[ 'clock_gettime profiled', 'SET fasttime.clock_source = clock_gettime; SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;', $all ],
@@ -269,7 +268,7 @@ my ($any_ae) = sort keys %stock_ae;
 ok(defined $any_ae && $any_ae =~ /Update on w/ && $any_ae =~ /Query Text: SELECT a \/ b/,
 	'auto_explain logged the outer and the nested plans') or diag($any_ae // 'nothing');
 for my $settings ('SET fasttime.clock_source = try_tsc;',
-	'SET fasttime.clock_source = try_tsc; SET fasttime.timing_sample_interval = 16;')
+	'SET fasttime.clock_source = try_tsc; SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;')
 {
 	my $got = auto_explain_plans($settings);
 	ok(defined $got && $stock_ae{$got}, "auto_explain, $settings: plans as stock")

@@ -321,7 +321,7 @@ SELF_TEST_SLUGS = [
     ("Quick start", "quick-start"),
     ("PostgreSQL 18: `EXPLAIN (ANALYZE, CLOCK_SOURCE)`",
      "postgresql-18-explain-analyze-clock_source"),
-    ("Sampled timing's accuracy", "sampled-timings-accuracy"),
+    ("Profiled timing's accuracy", "profiled-timings-accuracy"),
     ("Clock cost (earlier benchmark, `bench/clock_cost.sh`)",
      "clock-cost-earlier-benchmark-benchclock_costsh"),
     ("fasttime_overhead: is per-node timing affordable here?",

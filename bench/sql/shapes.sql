@@ -1,4 +1,4 @@
--- bench/sql/shapes.sql: plan shapes where sampling is hard, for
+-- bench/sql/shapes.sql: plan shapes where estimated node times go wrong, for
 -- bench/accuracy.sh (after setup.sql, harness.sql and tail.sql).
 --   W6   a Nested Loop of about twenty calls, one of which holds nearly
 --        all of its time (the inner index scan of one outer row walks

@@ -1,8 +1,8 @@
 -- bench/sql/tail.sql: W5, a plan whose per-call times are heavy-tailed,
 -- for bench/accuracy.sh.  The Seq Scan's filter does about a thousand
 -- times the work on one row in a thousand, so 0.1 % of the scan's calls
--- carry about half of its time: the case where sampling one call in N is
--- weakest.
+-- carry about half of its time: the case where an estimate from a share of
+-- the calls (or of the time) is weakest.
 \set ON_ERROR_STOP 1
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS tail;

@@ -204,23 +204,6 @@ SELECT j -> 'TSC Reads Ordered' IS NOT DISTINCT FROM
   FROM ft_eo_json() AS j;
 RESET fasttime.ordered_reads;
 
--- sampled timing says so, before the reads, and in the other formats as
--- "Timing Sample Interval"; stock timing is never sampled
-SET fasttime.timing_sample_interval = 16;
-SELECT ft_eo_line() =
-	   CASE current_setting('fasttime.clock_source_status') WHEN 'tsc' THEN
-			regexp_replace(ft_eo_expected_line(), '(; ordered start reads)?\)$',
-						   '; sampled per node, at least 1 in 16 calls timed; ordered start reads)')
-	   ELSE
-			regexp_replace(ft_eo_expected_line(), '\)$',
-						   '; sampled per node, at least 1 in 16 calls timed)')
-	   END AS sampled_line;
-SELECT j -> 'Timing Sample Interval' AS json_sample_interval FROM ft_eo_json() AS j;
-SET fasttime.clock_source = clock_gettime;
-SELECT ft_eo_line() AS stock_not_sampled;
-SELECT NOT (j ? 'Timing Sample Interval') AS stock_json_not_sampled FROM ft_eo_json() AS j;
-RESET fasttime.timing_sample_interval;
-
 -- profiled timing names itself: exact while the run is short, profiled
 -- with its ticks and expected error once it switched
 SET fasttime.clock_source = try_tsc;
