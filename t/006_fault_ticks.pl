@@ -170,6 +170,7 @@ fault_case('serial, jump forward 31 years at read 300', 'yes',
 # calls), the run switches to ticks part-way and the wrapper's exact start
 # reads stop short of the calls.  The plan's counts stay whole.
 {
+	ft_sql($node, 'CREATE EXTENSION IF NOT EXISTS fasttime');
 	my $prof = "SET fasttime.clock_source = tsc; $serial SET fasttime.node_timing = profile;
 		SET fasttime.profile_after = 2000; SET fasttime.profile_interval = 1;";
 	my $q = "EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM ft WHERE g <= 20000;
