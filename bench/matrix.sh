@@ -129,26 +129,26 @@ if [ "$profile" = 1 ]; then
 fi
 
 name=matrix-pg$major${label:+-$label}
-# median per variant, on-CPU where known, as a multiple of plain
+# median and minimum per variant, on-CPU where known, as multiples of plain's
 bpsql -At -F , >"$out/$name.csv" <<'EOF'
 WITH m AS (
 	SELECT workload, variant,
-		   percentile_cont(0.5) WITHIN GROUP (ORDER BY coalesce(cpu_ms, ms)) AS med
+		   percentile_cont(0.5) WITHIN GROUP (ORDER BY coalesce(cpu_ms, ms)) AS med,
+		   min(coalesce(cpu_ms, ms)) AS lo
 	  FROM bench_results WHERE phase = 'measure' AND ms IS NOT NULL
 	 GROUP BY workload, variant)
-SELECT m.workload, m.variant, round(m.med::numeric, 1), round((m.med / p.med)::numeric, 3)
+SELECT m.workload, m.variant, round(m.med::numeric, 1), round((m.med / p.med)::numeric, 3),
+	   round(m.lo::numeric, 1), round((m.lo / p.lo)::numeric, 3)
   FROM m JOIN m p ON p.workload = m.workload AND p.variant = 'plain'
  ORDER BY 1, 2;
 EOF
 {
-	echo "### PostgreSQL $major${label:+ ($label build)}: median time as a multiple of the plain query"
+	echo "### PostgreSQL $major${label:+ ($label build)}: time as a multiple of the plain query"
 	echo
 	echo "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) vCPUs," \
 		"kernel clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null);" \
 		"try_tsc timed with $status; wrapper vector code $vec; $rounds rounds after 1 warm-up," \
-		"interleaved; medians of on-CPU time; \`bench/matrix.sh${label:+ --label $label}\`, $(date -u +%Y-%m-%d)."
-	echo
-	hdr="| workload | mode"
+		"interleaved; on-CPU time (medians, then minimums); \`bench/matrix.sh${label:+ --label $label}\`, $(date -u +%Y-%m-%d)."	hdr="| workload | mode"
 	sep="|---|---"
 	for v in $kinds; do
 		case $v in
@@ -166,17 +166,24 @@ EOF
 		esac
 		sep+="|---:"
 	done
-	echo "$hdr |"
-	echo "$sep|"
-	for w in $workloads; do
-		plain=$(awk -F, -v w="$w" '$1 == w && $2 == "plain" { print $3 }' "$out/$name.csv")
-		for mode in off-nobuf off typed nobuf; do
-			row="| $w (plain $plain ms) | $mode"
-			for v in $kinds; do
-				x=$(awk -F, -v w="$w" -v k="$mode/$v" '$1 == w && $2 == k { print $4 }' "$out/$name.csv")
-				row+=" | ${x:-n/a}×"
+	# the table of medians (csv columns 3, 4), then of minimums (5, 6)
+	for cols in "3 4 medians" "5 6 minimums"; do
+		read -r cms cx what <<<"$cols"
+		echo
+		echo "$what of the rounds:"
+		echo
+		echo "$hdr |"
+		echo "$sep|"
+		for w in $workloads; do
+			plain=$(awk -F, -v w="$w" -v c="$cms" '$1 == w && $2 == "plain" { print $c }' "$out/$name.csv")
+			for mode in off-nobuf off typed nobuf; do
+				row="| $w (plain $plain ms) | $mode"
+				for v in $kinds; do
+					x=$(awk -F, -v w="$w" -v k="$mode/$v" -v c="$cx" '$1 == w && $2 == k { print $c }' "$out/$name.csv")
+					row+=" | ${x:-n/a}×"
+				done
+				echo "$row |"
 			done
-			echo "$row |"
 		done
 	done
 } >"$out/$name.md"
