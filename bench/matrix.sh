@@ -30,8 +30,8 @@
 #                        [--variants "stock exact plain start ordered profile profile2 profile_cg"]
 #                        [--port P] [--rows N]
 #                        (19: also stock_system stock_tsc)
-#                        [--profile]  (perf record of W1 under the exact
-#                                      variant afterwards)
+#                        [--profile]  (perf record of W1: exact and profiled as
+#                                      typed, TIMING OFF with and without BUFFERS)
 # Uses the fasttime installed in pg_config's PostgreSQL (PG_CONFIG).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -124,7 +124,7 @@ bpsql -At -f "$script" | sed -u 's/^/matrix: /' >&2
 if [ "$profile" = 1 ]; then
 	mkdir -p "$out/profile-pg$major${label:+-$label}"
 	bash bench/profile.sh "$BENCH_DIR" "$port" "$out/profile-pg$major${label:+-$label}" \
-		W1 typed/exact nobuf/exact off-nobuf/exact >&2 ||
+		W1 typed/exact typed/profile off/exact off-nobuf/exact >&2 ||
 		log "profile failed"
 fi
 
