@@ -148,7 +148,8 @@ EOF
 	echo "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) vCPUs," \
 		"kernel clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null);" \
 		"try_tsc timed with $status; wrapper vector code $vec; $rounds rounds after 1 warm-up," \
-		"interleaved; on-CPU time (medians, then minimums); \`bench/matrix.sh${label:+ --label $label}\`, $(date -u +%Y-%m-%d)."	hdr="| workload | mode"
+		"interleaved; on-CPU time (medians, then minimums); \`bench/matrix.sh${label:+ --label $label}\`, $(date -u +%Y-%m-%d)."
+	hdr="| workload | mode"
 	sep="|---|---"
 	for v in $kinds; do
 		case $v in
