@@ -6,7 +6,7 @@
 #   subtitle  the machine and the date
 set terminal pngcairo size 1100,560 font "sans,11" noenhanced
 set output outfile
-set title "W1 (count(*) over 5M rows), EXPLAIN ANALYZE as typed: time as a multiple of the plain query, lower is better\n".subtitle
+set title "W1 (count(*) over 5M rows), EXPLAIN ANALYZE as typed: time as a multiple of the plain query (minimum of interleaved rounds), lower is better\n".subtitle
 set ylabel "x plain query (1.0 = no overhead)"
 set style data histograms
 set style histogram clustered gap 1
