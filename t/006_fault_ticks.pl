@@ -186,7 +186,7 @@ fault_case('serial, jump forward 31 years at read 300', 'yes',
 	ok($rc == 0 && defined $reads_slow && $reads_slow > 1000 && $reads_slow < 17000,
 		'profiled, slow clock: the exact prefix ends by reads, before profile_after (' . ($reads_slow // '?') . ' start reads of ~20,000 calls)')
 	  or diag($err);
-	like($out, qr/"Actual Rows": 20000,/, 'profiled, slow clock: the scan still counts every row');
+	like($out, qr/"Actual Rows": 20000(?:\.0+)?,/, 'profiled, slow clock: the scan still counts every row');
 }
 
 # afterwards: a new session is clean, the server never restarted
