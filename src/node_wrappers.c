@@ -288,15 +288,21 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 	caller = ft_prof_top;
 	if (profiled && likely(caller == NULL || caller->mode == FT_FRAME_PROFILED))
 	{
+		uint64		entry = 0;
+
 		if (unlikely(pf->flush_exit))
+		{
 			ft_prof_core_note(pf);
+			entry = tsc ? FT_TICKS_AT(0) : (uint64) ft_read_clock_gettime_ns();
+		}
 		pf->caller = caller;
 		pg_compiler_barrier();
 		ft_prof_top = pf;
 		pg_compiler_barrier();
 		result = node->ExecProcNodeReal(node);
 		if (unlikely(pf->flush_exit) && ft_prof_core_ran(pf))
-			ft_prof_flush(pf, tsc ? FT_TICKS_AT(1) : (uint64) ft_read_clock_gettime_ns(), tsc);
+			ft_prof_flush_split(pf, entry,
+								tsc ? FT_TICKS_AT(1) : (uint64) ft_read_clock_gettime_ns(), tsc);
 		pg_compiler_barrier();
 		ft_prof_top = caller;
 		pg_compiler_barrier();

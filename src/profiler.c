@@ -136,6 +136,41 @@ ft_prof_flush(FtProfFrame *from, uint64 now, bool tsc)
 }
 
 /*
+ * A profiled call of a frame with a child the executor times itself
+ * returns from a call in which that child ran: credit the time since the
+ * last event up to the call's start ("entry", read when it started) to
+ * the frames below it, and the rest up to "now" to it and the frames
+ * below, as ticks at those instants would have -- so that the frame
+ * contains its child's exact time (no tick may have landed in the child's
+ * run), without taking the time its callers spent before the call: a
+ * Bitmap Heap Scan rescanned once per outer row would otherwise be handed
+ * everything since the previous row's.
+ */
+void
+ft_prof_flush_split(FtProfFrame *pf, uint64 entry, uint64 now, bool tsc)
+{
+	uint64		last;
+
+	ft_prof_busy = 1;
+	pg_compiler_barrier();
+	last = ft_prof_last;
+	if (last < entry)
+	{
+		for (FtProfFrame *f = pf->caller; f != NULL && f->mode == FT_FRAME_PROFILED; f = f->caller)
+			ft_prof_add(f->instr, entry - last, tsc);
+		last = entry;
+	}
+	if (now > last)
+	{
+		for (FtProfFrame *f = pf; f != NULL && f->mode == FT_FRAME_PROFILED; f = f->caller)
+			ft_prof_add(f->instr, now - last, tsc);
+	}
+	ft_prof_last = now;
+	pg_compiler_barrier();
+	ft_prof_busy = 0;
+}
+
+/*
  * An exact call on top of a profiled frame has returned: credit what it
  * owes (its duration, or its part after the switch) to the profiled
  * frames from "from" down.  The ticks during the call credited nothing

@@ -169,6 +169,8 @@ ft_prof_add(FtNodeInstr *instr, uint64 delta, bool tsc)
 }
 
 extern void ft_prof_flush(FtProfFrame *from, uint64 now, bool tsc);
+extern void ft_prof_flush_split(FtProfFrame *pf, uint64 entry, uint64 now,
+								bool tsc);
 extern void ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now,
 							  bool tsc);
 
