@@ -122,6 +122,38 @@ RESET enable_mergejoin;
 RESET enable_nestloop;
 DROP TABLE ft_prof_probe, ft_prof_build;
 
+-- a node rescanned once per outer row whose first call of each scan runs
+-- a child the executor times itself (a Bitmap Heap Scan): the outer
+-- side's work between the rescans stays the outer side's (that call is
+-- exact, and the time before it goes to no node that happens to be on
+-- the chain when it starts)
+CREATE TABLE ft_prof_bhs AS SELECT g AS k FROM generate_series(1, 3000) g;
+CREATE INDEX ON ft_prof_bhs (k);
+ANALYZE ft_prof_bhs;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_indexscan = off;
+SET enable_seqscan = off;
+SET enable_material = off;
+SET enable_memoize = off;
+CREATE TEMP TABLE r AS
+SELECT ft_prof_plan('SELECT count(*) FROM generate_series(1, 3000) g JOIN ft_prof_bhs b ON b.k = g WHERE md5(repeat(g::text, 4000)) <> ''''') AS j;
+SELECT string_agg(n.node_type, ', ') AS nodes,
+	   max(n.total_ms) FILTER (WHERE n.node_type = 'Function Scan') >=
+	   0.5 * max(n.total_ms) FILTER (WHERE n.node_type = 'Nested Loop') AS outer_holds_its_work,
+	   max(n.total_ms) FILTER (WHERE n.node_type = 'Bitmap Heap Scan') <=
+	   0.4 * max(n.total_ms) FILTER (WHERE n.node_type = 'Nested Loop') AS rescanned_holds_little,
+	   bool_and(n.parent_ms IS NULL OR n.parent_ms >= n.total_ms - 0.002 * n.loops) AS within_parents
+FROM r, ft_prof_nodes(r.j) n;
+DROP TABLE r;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_indexscan;
+RESET enable_seqscan;
+RESET enable_material;
+RESET enable_memoize;
+DROP TABLE ft_prof_bhs;
+
 -- a query run by a function inside a node: the calling node's time
 -- contains it
 CREATE FUNCTION ft_prof_inner() RETURNS bigint LANGUAGE plpgsql AS $$

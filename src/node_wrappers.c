@@ -245,8 +245,9 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
  * to the other wrapper first.  A call is exact when the wrapper is the
  * exact phase's or when it runs inside an exact call; an exact call is
  * timed with two reads of the profiler's clock and credits the profiled
- * frames below it (ft_prof_flush, ft_prof_settle_up).  A profiled call
- * stores two pointers.  Rows, buffers, WAL and the first-tuple time are
+ * frames below it when it returns (ft_prof_settle_up); so is a call of a
+ * node that will run a child the executor times itself
+ * (ft_prof_core_will_run).  A profiled call stores two pointers.  Rows, buffers, WAL and the first-tuple time are
  * kept as in ft_wrap, the first-tuple time after the frame is off the
  * chain, so that no tick changes the counter while it is read.
  */
@@ -286,23 +287,14 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		ft_lanes(FT_INSTR_WALUSAGE(instr), &pgWalUsage, FT_WALUSAGE_LANES, -1);
 
 	caller = ft_prof_top;
-	if (profiled && likely(caller == NULL || caller->mode == FT_FRAME_PROFILED))
+	if (profiled && likely(caller == NULL || caller->mode == FT_FRAME_PROFILED) &&
+		likely(!pf->core_child || !ft_prof_core_will_run(node)))
 	{
-		uint64		entry = 0;
-
-		if (unlikely(pf->flush_exit))
-		{
-			ft_prof_core_note(pf);
-			entry = tsc ? FT_TICKS_AT(0) : (uint64) ft_read_clock_gettime_ns();
-		}
 		pf->caller = caller;
 		pg_compiler_barrier();
 		ft_prof_top = pf;
 		pg_compiler_barrier();
 		result = node->ExecProcNodeReal(node);
-		if (unlikely(pf->flush_exit) && ft_prof_core_ran(pf))
-			ft_prof_flush_split(pf, entry,
-								tsc ? FT_TICKS_AT(1) : (uint64) ft_read_clock_gettime_ns(), tsc);
 		pg_compiler_barrier();
 		ft_prof_top = caller;
 		pg_compiler_barrier();
@@ -318,8 +310,6 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		pf->start = start;
 		pf->owed_from = start;
 		pf->caller = caller;
-		if (unlikely(caller != NULL && caller->mode == FT_FRAME_PROFILED))
-			ft_prof_flush(caller, start, tsc);
 		pg_compiler_barrier();
 		ft_prof_top = pf;
 		pg_compiler_barrier();

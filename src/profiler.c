@@ -32,11 +32,17 @@
  * Some calls stay exact after the switch: those of the nodes below a Hash,
  * a Bitmap Index Scan, a BitmapAnd or a BitmapOr (the executor drives
  * these through MultiExecProcNode, which no wrapper sees, and times them
- * itself), async nodes, and every call made inside an exact one.  An exact
- * call credits the profiled frames below it with the time up to its start
- * when it starts and with its duration when it returns, and a node with
- * such a child credits the time up to its return when it returns, so a
- * profiled node's inclusive time contains its exact callees' exactly.
+ * itself), of nodes with async children and of async nodes, the calls of
+ * a Hash Join that build its hash table and of a Bitmap Heap Scan that
+ * run its bitmap nodes (so that they contain the time core measured for
+ * those children), and every call made inside an exact one.  An exact
+ * call on top of profiled frames credits them with its duration when it
+ * returns -- a tick that lands inside it credits them its time so far --
+ * and the next tick credits only the rest of its interval; a tick that
+ * lands inside an exact call leaves that rest to the next tick that lands
+ * outside one, since its instant is no sample of it.  So a profiled
+ * node's inclusive time contains its exact callees' exactly, and no time
+ * is handed to a node for being on the chain when an exact call starts.
  *
  * The ticks run only while a profiled query runs; the timeout is
  * registered in each backend at first use (a registration made in
@@ -61,10 +67,20 @@
 #include "clock_state.h"
 #include "profiler.h"
 
-/* the chain, and the clock at the last tick, flush or settlement */
+/* the chain, and the clock at the last tick */
 FtProfFrame *volatile ft_prof_top = NULL;
 volatile sig_atomic_t ft_prof_busy = 0;
 volatile uint64 ft_prof_last = 0;
+
+/*
+ * Time since the last tick that exact calls on top of profiled frames
+ * have credited to those frames (the next tick credits only the rest of
+ * its interval), and time of earlier intervals still to be credited (a
+ * tick that lands inside such an exact call is no sample of the rest of
+ * its interval: the next tick that lands outside one credits it).
+ */
+static volatile uint64 ft_prof_carved = 0;
+static volatile uint64 ft_prof_pending = 0;
 
 /* the frames of the query running now (made current by ft_prof_enter) */
 FtProfFrame *ft_prof_frames = NULL;
@@ -115,75 +131,39 @@ ft_prof_since_last(uint64 now)
 }
 
 /*
- * An exact call is starting on top of a profiled frame: credit the time
- * since the last tick or settlement to the profiled frames from "from"
- * down, as a tick at this instant would, since the ticks during the exact
- * call will credit nothing below it.
+ * Credit a clock difference to the profiled frames from "from" down (the
+ * nodes whose calls are under way there), stopping at the first exact one.
  */
-void
-ft_prof_flush(FtProfFrame *from, uint64 now, bool tsc)
+static inline void
+ft_prof_credit(FtProfFrame *from, uint64 delta, bool tsc)
 {
-	uint64		delta;
-
-	ft_prof_busy = 1;
-	pg_compiler_barrier();
-	delta = ft_prof_since_last(now);
+	if (delta == 0)
+		return;
 	for (FtProfFrame *f = from; f != NULL && f->mode == FT_FRAME_PROFILED; f = f->caller)
 		ft_prof_add(f->instr, delta, tsc);
-	ft_prof_last = now;
-	pg_compiler_barrier();
-	ft_prof_busy = 0;
-}
-
-/*
- * A profiled call of a frame with a child the executor times itself
- * returns from a call in which that child ran: credit the time since the
- * last event up to the call's start ("entry", read when it started) to
- * the frames below it, and the rest up to "now" to it and the frames
- * below, as ticks at those instants would have -- so that the frame
- * contains its child's exact time (no tick may have landed in the child's
- * run), without taking the time its callers spent before the call: a
- * Bitmap Heap Scan rescanned once per outer row would otherwise be handed
- * everything since the previous row's.
- */
-void
-ft_prof_flush_split(FtProfFrame *pf, uint64 entry, uint64 now, bool tsc)
-{
-	uint64		last;
-
-	ft_prof_busy = 1;
-	pg_compiler_barrier();
-	last = ft_prof_last;
-	if (last < entry)
-	{
-		for (FtProfFrame *f = pf->caller; f != NULL && f->mode == FT_FRAME_PROFILED; f = f->caller)
-			ft_prof_add(f->instr, entry - last, tsc);
-		last = entry;
-	}
-	if (now > last)
-	{
-		for (FtProfFrame *f = pf; f != NULL && f->mode == FT_FRAME_PROFILED; f = f->caller)
-			ft_prof_add(f->instr, now - last, tsc);
-	}
-	ft_prof_last = now;
-	pg_compiler_barrier();
-	ft_prof_busy = 0;
 }
 
 /*
  * An exact call on top of a profiled frame has returned: credit what it
- * owes (its duration, or its part after the switch) to the profiled
- * frames from "from" down.  The ticks during the call credited nothing
- * below it, so the next tick starts from now.
+ * owes (its duration since its start, the switch or the last tick that
+ * landed in it) to the profiled frames from "from" down, and note it as
+ * time the next tick must not credit again.  Its start credited nothing:
+ * the time before it belongs to whatever was executing then, which only
+ * a tick can tell (crediting it to the frames below the call, which
+ * happen to be the chain when it starts, handed a node rescanned once per
+ * outer row the time its callers spent between rows).
  */
 void
 ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now, bool tsc)
 {
+	uint64		span;
+
 	ft_prof_busy = 1;
 	pg_compiler_barrier();
-	for (FtProfFrame *f = from; f != NULL && f->mode == FT_FRAME_PROFILED; f = f->caller)
-		ft_prof_add(f->instr, delta, tsc);
-	ft_prof_last = now;
+	ft_prof_credit(from, delta, tsc);
+	/* exact time inside this tick interval: no more than the interval */
+	span = ft_prof_since_last(now);
+	ft_prof_carved += Min(delta, span);
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
 }
@@ -310,7 +290,10 @@ static void
 ft_prof_tick(void)
 {
 	uint64		now;
-	uint64		delta;
+	uint64		span;
+	uint64		rest;
+	FtProfFrame *exact = NULL;
+	FtProfFrame *below;
 
 	if (ft_prof_depth == 0)
 	{
@@ -323,17 +306,55 @@ ft_prof_tick(void)
 		return;
 	}
 	now = ft_prof_now(ft_prof_tsc);
-	delta = ft_prof_since_last(now);
+
+	/* the outermost of the exact calls on top of the chain, if any */
+	for (below = ft_prof_top; below != NULL && below->mode == FT_FRAME_EXACT; below = below->caller)
+		exact = below;
+	if (exact != NULL && below != NULL)
+	{
+		/*
+		 * Inside an exact call on top of profiled frames: its time so far
+		 * is theirs, exactly (what it would owe them when it returns).
+		 */
+		uint64		part = now > exact->owed_from ? now - exact->owed_from : 0;
+
+		ft_prof_credit(below, part, ft_prof_tsc);
+		ft_prof_carved += part;
+		exact->owed_from = now;
+	}
+
+	/* the interval's time that no exact call accounted for */
+	span = ft_prof_since_last(now);
+	rest = span > ft_prof_carved ? span - ft_prof_carved : 0;
+	ft_prof_carved = 0;
 	ft_prof_last = now;
-	for (FtProfFrame *f = ft_prof_top; f != NULL && f->mode == FT_FRAME_PROFILED; f = f->caller)
-		ft_prof_add(f->instr, delta, ft_prof_tsc);
+	if (exact == NULL)
+	{
+		/* a sample of that time: the chain at this instant holds it */
+		ft_prof_credit(ft_prof_top, rest + ft_prof_pending, ft_prof_tsc);
+		ft_prof_pending = 0;
+	}
+	else
+	{
+		/*
+		 * This instant is in exact time, so it is no sample of the rest:
+		 * the next tick that lands outside exact calls credits it.
+		 */
+		ft_prof_pending += rest;
+	}
+
 	ft_prof_ticks_total++;
 	for (int i = 0; i < ft_prof_depth; i++)
 		ft_prof_stack[i]->ticks++;
 	if (!ft_prof_switched &&
 		(now - ft_prof_run_start >= ft_prof_threshold ||
 		 ft_prof_calls_so_far() >= ft_prof_max_calls))
+	{
 		ft_prof_switch(now);
+		/* everything before the switch was timed exactly */
+		ft_prof_carved = 0;
+		ft_prof_pending = 0;
+	}
 }
 
 typedef struct FtProfWalk
@@ -342,11 +363,11 @@ typedef struct FtProfWalk
 	MemoryContext cxt;
 } FtProfWalk;
 
-/* what ft_child_timed_by_core collects of a node's direct children */
+/* what ft_child_timed_by_core finds of a node's direct children */
 typedef struct FtCoreChildren
 {
-	int			n;
-	FtNodeInstr *instr[64];
+	bool		multiexec;		/* one runs through MultiExecProcNode */
+	bool		async;			/* one is an async node */
 } FtCoreChildren;
 
 /* Is this a node the executor runs through MultiExecProcNode? */
@@ -374,50 +395,47 @@ ft_prof_mark(FtProfWalk *w, PlanState *ps, bool permanent)
 
 /*
  * planstate_tree_walker callback: a direct child the executor times
- * itself.  More than fit (an Append of over 64 async children) count as
- * ran in every call: the parent then credits the time up to each return,
- * which keeps it no shorter than them and costs only truth below it.
+ * itself.
  */
 static bool
 ft_child_timed_by_core(PlanState *ps, void *context)
 {
 	FtCoreChildren *cc = (FtCoreChildren *) context;
 
-	if (ps->instrument != NULL &&
-		(ft_is_multiexec(ps) || ps->instrument->async_mode))
+	if (ps->instrument != NULL)
 	{
-		if (cc->n < (int) lengthof(cc->instr))
-			cc->instr[cc->n] = ps->instrument;
-		cc->n++;
+		if (ft_is_multiexec(ps))
+			cc->multiexec = true;
+		if (ps->instrument->async_mode)
+			cc->async = true;
 	}
 	return false;
 }
 
-/* planstate_tree_walker callback of ft_prof_query_create */
+/*
+ * planstate_tree_walker callback of ft_prof_query_create.  A node with a
+ * child the executor times itself must contain that child's exact time:
+ * its calls in which the child runs are exact (ft_prof_core_will_run
+ * tells them at their start: a Hash Join's build, a Bitmap Heap Scan's
+ * first call of each scan), and a node with async children, which may
+ * run in any call, is exact for good.
+ */
 static bool
 ft_prof_walker(PlanState *ps, void *context)
 {
 	FtProfWalk *w = (FtProfWalk *) context;
-	FtCoreChildren cc;
+	FtCoreChildren cc = {false, false};
 
-	cc.n = 0;
 	ft_prof_mark(w, ps, false);
 	(void) planstate_tree_walker(ps, ft_child_timed_by_core, &cc);
-	if (cc.n > 0 && ps->plan != NULL && ps->instrument != NULL &&
+	if ((cc.multiexec || cc.async) && ps->plan != NULL && ps->instrument != NULL &&
 		ps->plan->plan_node_id >= 0 && ps->plan->plan_node_id < w->q->nframes)
 	{
 		FtProfFrame *f = &w->q->frames[ps->plan->plan_node_id];
 
-		f->flush_exit = true;
-		if (cc.n > (int) lengthof(cc.instr))
-			f->ncore = -1;		/* too many to note: as if one ran each call */
-		else
-		{
-			f->ncore = cc.n;
-			f->core = MemoryContextAlloc(w->cxt, sizeof(FtNodeInstr *) * cc.n);
-			f->core_seen = MemoryContextAllocZero(w->cxt, sizeof(instr_time) * cc.n);
-			memcpy(f->core, cc.instr, sizeof(FtNodeInstr *) * cc.n);
-		}
+		f->core_child = true;
+		if (cc.async)
+			f->permanent = true;
 	}
 	if (ft_is_multiexec(ps))
 	{
@@ -519,6 +537,8 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame **saved_top,
 			(2.0 * ft_prof_measure_read_ns(ft_prof_tsc));
 		ft_prof_run_start = ft_prof_now(ft_prof_tsc);
 		ft_prof_last = ft_prof_run_start;
+		ft_prof_carved = 0;
+		ft_prof_pending = 0;
 	}
 
 	/* no tick between here and the end of the mode change */

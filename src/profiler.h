@@ -12,16 +12,20 @@
  * with two clock reads, as in exact timing -- or profiled: no clock read,
  * and the periodic tick (profiler.c) credits the time elapsed since the
  * previous tick to every profiled frame on top of the chain, down to the
- * first exact one.  An exact call credits its duration to the profiled
- * frames below it when it returns (ft_prof_settle_up), and the time
- * before it when it starts (ft_prof_flush), so that time is counted once
- * per node and a node's inclusive time contains its callees' whatever
- * mixes of exact and profiled frames are on the chain, as long as no
- * profiled frame runs inside an exact one -- which profiler.c guarantees:
- * every query starts exact and all of them switch together, and the
- * frames that stay exact for good (nodes below Hash and bitmap nodes,
- * which the executor drives through MultiExecProcNode, and async nodes)
- * have only such frames below them.
+ * first exact one.  An exact call on top of profiled frames credits its
+ * duration to them when it returns (ft_prof_settle_up), and a tick that
+ * lands inside it credits them its time so far; either way the next tick
+ * credits only the rest of its interval, so that time is counted once per
+ * node and a node's inclusive time contains its callees' whatever mixes
+ * of exact and profiled frames are on the chain, as long as no profiled
+ * frame runs inside an exact one -- which profiler.c guarantees: every
+ * query starts exact and all of them switch together, and the frames that
+ * stay exact for good (nodes below Hash and bitmap nodes, which the
+ * executor drives through MultiExecProcNode, nodes with async children,
+ * and async nodes) have only such frames below them.  No exact call
+ * credits the time before it to anyone: only a tick, at an instant that
+ * has nothing to do with the plan's rhythm, tells which node was
+ * executing.
  *
  * Nothing here reads a clock in a profiled call: the wrapper stores two
  * pointers.  The tick and the settlements change the counters of frames
@@ -64,16 +68,11 @@ typedef struct FtProfFrame
 								 * below it */
 	volatile uint8 mode;		/* FT_FRAME_EXACT or FT_FRAME_PROFILED */
 	bool		permanent;		/* stays exact for good */
-	bool		flush_exit;		/* has a child the executor times itself
-								 * (a MultiExec or async node): credits
-								 * the time up to its return when one of
-								 * them ran in the call */
+	bool		core_child;		/* has a child the executor times itself
+								 * (a MultiExec or async node): its calls in
+								 * which that child runs are exact */
 	volatile bool settled;		/* the switching tick took over this exact
 								 * call in flight */
-	int			ncore;			/* flush_exit: those children (-1: too many
-								 * to note), */
-	FtNodeInstr **core;			/* their instrumentation, */
-	instr_time *core_seen;		/* and their time when the call started */
 } FtProfFrame;
 
 /*
@@ -98,7 +97,7 @@ extern FtProfFrame *volatile ft_prof_top;
 /* main code is changing counters of frames on the chain */
 extern volatile sig_atomic_t ft_prof_busy;
 
-/* the clock at the last tick, flush or settlement */
+/* the clock at the last tick */
 extern volatile uint64 ft_prof_last;
 
 /* the frames of the query running now */
@@ -127,35 +126,22 @@ ft_prof_frame_of(PlanState *node)
 }
 
 /*
- * A call of a frame with children the executor times itself starts: note
- * their time, to tell afterwards whether one of them ran in the call.
- */
-static inline void
-ft_prof_core_note(FtProfFrame *pf)
-{
-	for (int i = 0; i < pf->ncore; i++)
-		pf->core_seen[i] = pf->core[i]->counter;
-}
-
-/*
- * Did one of those children run in the call?  Their time grew (it only
- * grows, and any run of them adds to it).  Only then does the call credit
- * the time up to its return (ft_prof_flush): doing it at every return
- * would hand the frame the time its other, profiled children had spent
- * since the last tick -- a Hash Join's probe side would lose its time to
- * the join.
+ * Will this call of a node with a child the executor times itself run
+ * that child?  Then the call is exact, so that the node's time contains
+ * the child's (core times it with its own clock reads, which no tick can
+ * split).  A Hash Join builds its hash table, running its Hash, when it
+ * has none (its first call, or the first after a rescan that dropped
+ * it); a Bitmap Heap Scan runs its bitmap nodes in the first call of each
+ * scan.  Any other such node (none in core today) is exact every call.
  */
 static inline bool
-ft_prof_core_ran(const FtProfFrame *pf)
+ft_prof_core_will_run(PlanState *node)
 {
-	if (pf->ncore < 0)
-		return true;
-	for (int i = 0; i < pf->ncore; i++)
-	{
-		if (memcmp(&pf->core_seen[i], &pf->core[i]->counter, sizeof(instr_time)) != 0)
-			return true;
-	}
-	return false;
+	if (IsA(node, HashJoinState))
+		return ((HashJoinState *) node)->hj_HashTable == NULL;
+	if (IsA(node, BitmapHeapScanState))
+		return !((BitmapHeapScanState *) node)->initialized;
+	return true;
 }
 
 /* Add a clock difference to a node's time, in the query's unit. */
@@ -168,9 +154,6 @@ ft_prof_add(FtNodeInstr *instr, uint64 delta, bool tsc)
 		ft_instr_time_add_ns(&instr->counter, delta);
 }
 
-extern void ft_prof_flush(FtProfFrame *from, uint64 now, bool tsc);
-extern void ft_prof_flush_split(FtProfFrame *pf, uint64 entry, uint64 now,
-								bool tsc);
 extern void ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now,
 							  bool tsc);
 
