@@ -168,15 +168,20 @@ def main():
     summary = defaultdict(lambda: {"n": 0, "ok": 0, "worst_err": 0.0, "worst_leak": 0.0,
                                    "cp": 0, "runs": 0})
     for pid in sorted(pairs):
+        if not any(k[0] == pid for k in runs):
+            continue            # not in this run (--pairs)
         target, title = pairs[pid]
         pp = paired(runs.get((pid, "plain", "base"), []), runs.get((pid, "plain", "work"), []))
         plain_b = [b["exec"] for b, _ in pp]
         plain_w = [w["exec"] for _, w in pp]
         dplain = median([w["exec"] - b["exec"] for b, w in pp])
         print("## %s: %s\n" % (pid, title))
-        print("Target: %s. Plain run time: base %.1f ms, work %.1f ms, difference %.1f ms%s.\n"
-              % (target, median(plain_b), median(plain_w), dplain,
-                 " (**under 100 ms**)" if dplain < 100 else ""))
+        if pp:
+            print("Target: %s. Plain run time: base %.1f ms, work %.1f ms, difference %.1f ms%s.\n"
+                  % (target, median(plain_b), median(plain_w), dplain,
+                     " (**under 100 ms**)" if dplain < 100 else ""))
+        else:
+            print("Target: %s. Plain runs: not in this run (--modes without plain).\n" % target)
         print("| mode | base ms | dExec ms | target d ms | err | err_pl | leak | c>p | counts |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
         ref_shape = None
