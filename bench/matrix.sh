@@ -6,6 +6,9 @@
 #   off        EXPLAIN (ANALYZE, TIMING OFF)   as typed (18: BUFFERS on)
 #   typed      EXPLAIN (ANALYZE)               as typed (18: BUFFERS on)
 #   nobuf      EXPLAIN (ANALYZE, BUFFERS OFF)
+# (--modes picks some of them, or also
+#   off-buf    EXPLAIN (ANALYZE, TIMING OFF, BUFFERS)      buffers on 15-17 too
+#   off-wal    EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, WAL))
 # runs the variants asked for (by default stock, exact, plain and
 # ordered) -- stock (fasttime.clock_source = clock_gettime), fasttime exact
 # as configured by default (try_tsc: plain reads), fasttime plain
@@ -28,7 +31,7 @@
 #
 # Usage: bench/matrix.sh [--rounds N] [--workloads "W1 W2"] [--label L]
 #                        [--variants "stock exact plain start ordered profile profile2 profile_cg"]
-#                        [--port P] [--rows N]
+#                        [--port P] [--rows N] [--modes "off-nobuf off typed nobuf"]
 #                        (19: also stock_system stock_tsc)
 #                        [--profile]  (perf record of W1: exact and profiled as
 #                                      typed, TIMING OFF with and without BUFFERS)
@@ -42,6 +45,7 @@ label=""
 port=5530
 rows=5000000
 kinds="stock exact plain ordered"
+modes="off-nobuf off typed nobuf"
 profile=0
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -51,6 +55,7 @@ while [ $# -gt 0 ]; do
 		--port) port=$2; shift ;;
 		--rows) rows=$2; shift ;;
 		--variants) kinds=$2; shift ;;
+		--modes) modes=$2; shift ;;
 		--profile) profile=1 ;;
 		-h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 0 ;;
 		*) echo "bench/matrix.sh: unknown option $1" >&2; exit 2 ;;
@@ -74,7 +79,9 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
   FROM (VALUES ('off-nobuf', 'EXPLAIN (ANALYZE, TIMING OFF, BUFFERS OFF) '),
 			   ('off', 'EXPLAIN (ANALYZE, TIMING OFF) '),
 			   ('typed', 'EXPLAIN (ANALYZE) '),
-			   ('nobuf', 'EXPLAIN (ANALYZE, BUFFERS OFF) ')) m(id, prefix),
+			   ('nobuf', 'EXPLAIN (ANALYZE, BUFFERS OFF) '),
+			   ('off-buf', 'EXPLAIN (ANALYZE, TIMING OFF, BUFFERS) '),
+			   ('off-wal', 'EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, WAL) ')) m(id, prefix),
 	   (VALUES ('stock', 'clock_gettime', ''),
 			   ('exact', 'try_tsc', ''),
 			   ('plain', 'try_tsc', 'fasttime.ordered_reads=off'),
@@ -88,6 +95,7 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 INSERT INTO bench_variants VALUES ('plain', 'plain statement', '', NULL, '');
 EOF
 bpsql -c "DELETE FROM bench_variants WHERE id <> 'plain' AND split_part(id, '/', 2) <> ALL (string_to_array('$kinds', ' '))"
+bpsql -c "DELETE FROM bench_variants WHERE id <> 'plain' AND split_part(id, '/', 1) <> ALL (string_to_array('$modes', ' '))"
 core_auto=
 if [ "$major" -ge 19 ]; then
 	core_auto=$(bpsql -At -c "SELECT value FROM fasttime_status() WHERE name = 'core_tsc_enabled'")
@@ -177,7 +185,7 @@ EOF
 		echo "$sep|"
 		for w in $workloads; do
 			plain=$(awk -F, -v w="$w" -v c="$cms" '$1 == w && $2 == "plain" { print $c }' "$out/$name.csv")
-			for mode in off-nobuf off typed nobuf; do
+			for mode in $modes; do
 				row="| $w (plain $plain ms) | $mode"
 				for v in $kinds; do
 					x=$(awk -F, -v w="$w" -v k="$mode/$v" -v c="$cx" '$1 == w && $2 == k { print $c }' "$out/$name.csv")

@@ -19,21 +19,24 @@
  *
  * - rows, loops and the first-tuple time: the same code as InstrStopNode,
  *   including the async_mode rule;
- * - buffer and WAL usage: instead of snapshotting pgBufferUsage at the
- *   start and adding (end - start) at the end, the wrapper subtracts the
- *   global counters from the node's totals at the start and adds them at
- *   the end.  In two's complement that is the same sum, lane by lane (see
- *   compat.h), and it needs no snapshot: half the memory traffic, and
- *   plain vector code.  Between the two halves of a call the node's totals
- *   hold an intermediate value, but nothing reads a node's totals while
- *   the node is inside a call: EXPLAIN, auto_explain, InstrEndLoop,
- *   InstrAggNode and parallel workers' reporting all run when it is not;
- *   ExecShutdownNode's own InstrStartNode/InstrStopNode pair, Hash and
- *   bitmap nodes under MultiExecProcNode and async requests run their
- *   stock start/stop around calls of their own and add to the same
- *   totals.  A call that never returns (an error) leaves its query's
- *   instrumentation half-updated, which nothing reads: the query is being
- *   abandoned, and a failed query prints no plan;
+ * - buffer and WAL usage: credited at transitions (usage.h).  A call of a
+ *   node whose query counts buffers or WAL links the node's frame (its
+ *   instrumentation, which node->instrument points at: one load) on top of
+ *   the per-backend chain of the calls under way; when it starts (before
+ *   it links) and when it returns (before it unlinks) the wrapper compares
+ *   pgBufferUsage and pgWalUsage with their values at the previous
+ *   transition -- a few vector compares, no stores -- and only when they
+ *   moved adds the difference to every frame on the chain, out of line.
+ *   Each node thus gets the usage during its calls, which is what stock's
+ *   InstrStartNode/InstrStopNode diff gives, including what its functions'
+ *   queries, SubPlans and InitPlans did inside its calls; a frame joins or
+ *   leaves the chain only at a transition of its own, so the crediting is
+ *   exact by construction.  Hash and bitmap nodes under MultiExecProcNode,
+ *   async requests and ExecShutdownNode's pair around each running node
+ *   run stock's start/stop on their own totals while they are not on the
+ *   chain; their callers on the chain get the same usage at the next
+ *   transition.  A call that never returns (an error) stays linked until
+ *   the executor hook that started the run restores the chain;
  * - time: two RDTSC and one multiply (the TSC timers), or the stock clock
  *   with stock arithmetic (the clock_gettime timers, for machines where
  *   the TSC is not in effect but the cheaper bookkeeping still helps).
@@ -42,8 +45,8 @@
  *   server's TSC clock in effect raw TSC ticks, which the server converts),
  *   by a multiply chosen at executor start.
  *
- * The vector code for buffer and WAL usage comes in three builds of the
- * same source (portable, AVX2, AVX-512), chosen once per process from
+ * The vector code for the buffer and WAL compares comes in three builds of
+ * the same source (portable, AVX2, AVX-512), chosen once per process from
  * CPUID by ft_wrappers_init().
  *
  * Exact timing reads the TSC plainly unless fasttime.ordered_reads asks for
@@ -673,9 +676,10 @@ static char ft_isa_reason[200] = "no x86-64 vector builds: portable code";
  * Once per process: choose the vector build of the wrappers.  AVX2 where
  * the CPU and the kernel support it; AVX-512 only where it is also
  * measured at least 10 % faster at the bookkeeping the wrappers do on
- * every call, since on some CPUs (Intel Skylake-SP, Cascade Lake) running
- * AVX-512 instructions on every node call lowers the core's clock for all
- * the code around them, while AVX2 does the 16-18 lanes in 4-5 operations.
+ * every call (the compares of a call's two transitions), since on some
+ * CPUs (Intel Skylake-SP, Cascade Lake) running AVX-512 instructions on
+ * every node call lowers the core's clock for all the code around them,
+ * while AVX2 compares the 16-18 lanes in 4-5 operations.
  */
 void
 ft_wrappers_init(void)
