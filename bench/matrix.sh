@@ -35,6 +35,7 @@
 #                        (19: also stock_system stock_tsc)
 #                        [--profile]  (perf record of W1: exact and profiled as
 #                                      typed, TIMING OFF with and without BUFFERS)
+#                        [--profile-variants "off/exact off-nobuf/exact"]
 # Uses the fasttime installed in pg_config's PostgreSQL (PG_CONFIG).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +48,7 @@ rows=5000000
 kinds="stock exact plain ordered"
 modes="off-nobuf off typed nobuf"
 profile=0
+profile_variants="typed/exact typed/profile off/exact off-nobuf/exact"
 while [ $# -gt 0 ]; do
 	case $1 in
 		--rounds) rounds=$2; shift ;;
@@ -57,6 +59,7 @@ while [ $# -gt 0 ]; do
 		--variants) kinds=$2; shift ;;
 		--modes) modes=$2; shift ;;
 		--profile) profile=1 ;;
+		--profile-variants) profile=1; profile_variants=$2; shift ;;
 		-h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 0 ;;
 		*) echo "bench/matrix.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -132,7 +135,7 @@ bpsql -At -f "$script" | sed -u 's/^/matrix: /' >&2
 if [ "$profile" = 1 ]; then
 	mkdir -p "$out/profile-pg$major${label:+-$label}"
 	bash bench/profile.sh "$BENCH_DIR" "$port" "$out/profile-pg$major${label:+-$label}" \
-		W1 typed/exact typed/profile off/exact off-nobuf/exact >&2 ||
+		W1 $profile_variants >&2 ||
 		log "profile failed"
 fi
 
