@@ -15,7 +15,7 @@
 # statement's, in bench/out/matrix-pgMAJOR-usage[-LABEL]-{5M,50M}.{md,csv}.
 #
 # Usage: bench/usage.sh [--rounds N] [--label L] [--port P]
-#                       [--big-rows N] [--small-rows N]
+#                       [--big-rows N] [--small-rows N] [--workloads "W1 W2 W3 W4"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +24,7 @@ label=""
 port=5531
 small=5000000
 big=50000000
+workloads="W1 W2 W3 W4"
 while [ $# -gt 0 ]; do
 	case $1 in
 		--rounds) rounds=$2; shift ;;
@@ -31,6 +32,7 @@ while [ $# -gt 0 ]; do
 		--port) port=$2; shift ;;
 		--small-rows) small=$2; shift ;;
 		--big-rows) big=$2; shift ;;
+		--workloads) workloads=$2; shift ;;
 		-h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 0 ;;
 		*) echo "bench/usage.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -39,5 +41,5 @@ done
 
 l=usage${label:+-$label}
 common=(--rounds "$rounds" --port "$port" --variants "stock exact" --modes "off-nobuf off off-buf")
-bench/matrix.sh "${common[@]}" --workloads "W1 W2 W3 W4" --rows "$small" --label "$l-$((small / 1000000))M"
+bench/matrix.sh "${common[@]}" --workloads "$workloads" --rows "$small" --label "$l-$((small / 1000000))M"
 bench/matrix.sh "${common[@]}" --workloads "W1" --rows "$big" --label "$l-$((big / 1000000))M"
