@@ -1,8 +1,14 @@
 # Equivalence, the contract: with every fasttime variant -- tsc, try_tsc,
-# auto, ordered reads, profiled timing, and TIMING OFF (the rows-only
-# wrappers) -- EXPLAIN (ANALYZE, BUFFERS, WAL) prints the same rows, loops,
-# Buffers and WAL as stock PostgreSQL (fasttime.clock_source =
-# clock_gettime), times removed.
+# auto, ordered reads, profiled timing, TIMING OFF (the rows-only
+# wrappers), and BUFFERS and WAL each without the other -- EXPLAIN
+# (ANALYZE, BUFFERS, WAL) prints the same rows, loops, Buffers and WAL as
+# stock PostgreSQL (fasttime.clock_source = clock_gettime), times removed
+# (with track_io_timing on: which I/O times a node has must match too).
+# Buffers and WAL are credited at transitions (src/usage.h): the plans
+# below cover every shape where that could differ from stock's per-call
+# diff -- a node's own usage outside its children's calls, queries run by a
+# node's functions, InitPlans evaluated below their node, CTEs read twice,
+# MultiExec and parallel nodes, ExecutorFinish, errors.
 # Plans: scans, joins (Hash and bitmap nodes under MultiExecProcNode,
 # nested-loop rescans, Memoize), sorts spilling to temp files, local
 # buffers, subplans, initplans, CTEs, partitions, parallel plans (Gather,
