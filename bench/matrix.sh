@@ -6,6 +6,9 @@
 #   off        EXPLAIN (ANALYZE, TIMING OFF)   as typed (18: BUFFERS on)
 #   typed      EXPLAIN (ANALYZE)               as typed (18: BUFFERS on)
 #   nobuf      EXPLAIN (ANALYZE, BUFFERS OFF)
+# (--modes picks some of them, or also
+#   off-buf    EXPLAIN (ANALYZE, TIMING OFF, BUFFERS)      buffers on 15-17 too
+#   off-wal    EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, WAL))
 # runs the variants asked for (by default stock, exact, plain and
 # ordered) -- stock (fasttime.clock_source = clock_gettime), fasttime exact
 # as configured by default (try_tsc: plain reads), fasttime plain
@@ -28,10 +31,11 @@
 #
 # Usage: bench/matrix.sh [--rounds N] [--workloads "W1 W2"] [--label L]
 #                        [--variants "stock exact plain start ordered profile profile2 profile_cg"]
-#                        [--port P] [--rows N]
+#                        [--port P] [--rows N] [--modes "off-nobuf off typed nobuf"]
 #                        (19: also stock_system stock_tsc)
 #                        [--profile]  (perf record of W1: exact and profiled as
 #                                      typed, TIMING OFF with and without BUFFERS)
+#                        [--profile-variants "off/exact off-nobuf/exact"]
 # Uses the fasttime installed in pg_config's PostgreSQL (PG_CONFIG).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +46,9 @@ label=""
 port=5530
 rows=5000000
 kinds="stock exact plain ordered"
+modes="off-nobuf off typed nobuf"
 profile=0
+profile_variants="typed/exact typed/profile off/exact off-nobuf/exact"
 while [ $# -gt 0 ]; do
 	case $1 in
 		--rounds) rounds=$2; shift ;;
@@ -51,7 +57,9 @@ while [ $# -gt 0 ]; do
 		--port) port=$2; shift ;;
 		--rows) rows=$2; shift ;;
 		--variants) kinds=$2; shift ;;
+		--modes) modes=$2; shift ;;
 		--profile) profile=1 ;;
+		--profile-variants) profile=1; profile_variants=$2; shift ;;
 		-h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 0 ;;
 		*) echo "bench/matrix.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -74,7 +82,9 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
   FROM (VALUES ('off-nobuf', 'EXPLAIN (ANALYZE, TIMING OFF, BUFFERS OFF) '),
 			   ('off', 'EXPLAIN (ANALYZE, TIMING OFF) '),
 			   ('typed', 'EXPLAIN (ANALYZE) '),
-			   ('nobuf', 'EXPLAIN (ANALYZE, BUFFERS OFF) ')) m(id, prefix),
+			   ('nobuf', 'EXPLAIN (ANALYZE, BUFFERS OFF) '),
+			   ('off-buf', 'EXPLAIN (ANALYZE, TIMING OFF, BUFFERS) '),
+			   ('off-wal', 'EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, WAL) ')) m(id, prefix),
 	   (VALUES ('stock', 'clock_gettime', ''),
 			   ('exact', 'try_tsc', ''),
 			   ('plain', 'try_tsc', 'fasttime.ordered_reads=off'),
@@ -88,6 +98,7 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 INSERT INTO bench_variants VALUES ('plain', 'plain statement', '', NULL, '');
 EOF
 bpsql -c "DELETE FROM bench_variants WHERE id <> 'plain' AND split_part(id, '/', 2) <> ALL (string_to_array('$kinds', ' '))"
+bpsql -c "DELETE FROM bench_variants WHERE id <> 'plain' AND split_part(id, '/', 1) <> ALL (string_to_array('$modes', ' '))"
 core_auto=
 if [ "$major" -ge 19 ]; then
 	core_auto=$(bpsql -At -c "SELECT value FROM fasttime_status() WHERE name = 'core_tsc_enabled'")
@@ -124,7 +135,7 @@ bpsql -At -f "$script" | sed -u 's/^/matrix: /' >&2
 if [ "$profile" = 1 ]; then
 	mkdir -p "$out/profile-pg$major${label:+-$label}"
 	bash bench/profile.sh "$BENCH_DIR" "$port" "$out/profile-pg$major${label:+-$label}" \
-		W1 typed/exact typed/profile off/exact off-nobuf/exact >&2 ||
+		W1 $profile_variants >&2 ||
 		log "profile failed"
 fi
 
@@ -177,7 +188,7 @@ EOF
 		echo "$sep|"
 		for w in $workloads; do
 			plain=$(awk -F, -v w="$w" -v c="$cms" '$1 == w && $2 == "plain" { print $c }' "$out/$name.csv")
-			for mode in off-nobuf off typed nobuf; do
+			for mode in $modes; do
 				row="| $w (plain $plain ms) | $mode"
 				for v in $kinds; do
 					x=$(awk -F, -v w="$w" -v k="$mode/$v" -v c="$cx" '$1 == w && $2 == k { print $c }' "$out/$name.csv")

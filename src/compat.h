@@ -9,9 +9,9 @@
  * InstrStopNode (tuple count, first-tuple time, async_mode rule),
  * InstrEndLoop, ExecProcNodeFirst and ExecProcNodeInstr behave the same.
  * BufferUsage renamed its block I/O times in 17 and WalUsage gained
- * wal_buffers_full in 18, but the node wrapper accumulates both through
- * the server's own BufferUsageAccumDiff and WalUsageAccumDiff, so it
- * follows each version without help.  What does differ is below: the
+ * wal_buffers_full in 18 (and wal_fpi_bytes in 19), but the node wrappers
+ * compare and credit both as arrays of 64-bit lanes, never by field name,
+ * so they follow each version without help.  What does differ is below: the
  * representation of instr_time (16), planstate_tree_walker becoming a
  * macro with a typed callback (16; our walkers have the right signature
  * for both), the ExecutorRun hook signature (18) and the EXPLAIN extension
@@ -343,11 +343,12 @@ ft_instr_time_diff_ns(instr_time end, instr_time start)
 
 /*
  * BufferUsage and WalUsage as arrays of 64-bit lanes.  The node wrappers
- * accumulate usage by subtracting the global counters from a node's totals
- * when a call starts and adding them back when it returns: lane by lane,
- * in two's complement, which gives exactly the sums stock PostgreSQL's
- * BufferUsageAccumDiff and WalUsageAccumDiff compute.  That needs every
- * field to be a 64-bit integer, or (up to 15) a struct timespec of two.
+ * compare the global counters with their values at the previous
+ * transition lane by lane, and credit the difference to the calls under
+ * way lane by lane, in two's complement (usage.h, usage.c), which gives
+ * exactly the sums stock PostgreSQL's BufferUsageAccumDiff and
+ * WalUsageAccumDiff compute.  That needs every field to be a 64-bit
+ * integer, or (up to 15) a struct timespec of two.
  */
 #define FT_BUFUSAGE_LANES (sizeof(BufferUsage) / sizeof(int64))
 #define FT_WALUSAGE_LANES (sizeof(WalUsage) / sizeof(int64))
@@ -359,9 +360,11 @@ StaticAssertDecl(sizeof(BufferUsage) % sizeof(int64) == 0 &&
 /*
  * Up to 15 the I/O times inside BufferUsage are struct timespec, which
  * stock code keeps normalized (0 <= tv_nsec < 1e9) after every
- * accumulation.  After a lane-wise add, tv_nsec is within one second of
- * that range; one step each way restores the same normalized value stock
- * would hold.  From 16 on the times are plain nanosecond counts.
+ * accumulation.  After a lane-wise add of a difference of two normalized
+ * values, tv_nsec is within one second of that range; one step each way
+ * restores the same normalized value stock would hold (the normalized
+ * form of a number of nanoseconds is unique, so the order of the adds does
+ * not matter).  From 16 on the times are plain nanosecond counts.
  */
 #if FT_INSTR_TIME_IS_TIMESPEC
 static inline void

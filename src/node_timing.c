@@ -44,6 +44,7 @@
 
 #include "node_timing.h"
 #include "node_wrappers.h"
+#include "usage.h"
 
 /* fasttime.ordered_reads (FtReadOrder) */
 int			ft_ordered_reads = FT_READS_PLAIN;
@@ -128,15 +129,28 @@ forget_query_clock(const QueryDesc *queryDesc)
 	}
 }
 
+/* what a noted query's memory callback needs, in that memory */
+typedef struct FtQueryMemory
+{
+	MemoryContextCallback cb;
+	const QueryDesc *queryDesc; /* the note's key, not dereferenced: the
+								 * QueryDesc may be gone already */
+	const EState *estate;		/* whose memory this is */
+} FtQueryMemory;
+
 /*
  * The executor state of a noted query is going away.  Normally
  * ExecutorEnd has already dropped the note; this catches the queries that
  * never get there: a failed portal, a query of a failed subtransaction.
+ * No frame of the query may stay on the usage chain (usage.c).
  */
 static void
 query_memory_gone(void *arg)
 {
-	forget_query_clock((const QueryDesc *) arg);
+	FtQueryMemory *qm = (FtQueryMemory *) arg;
+
+	ft_usage_forget_query(qm->estate);
+	forget_query_clock(qm->queryDesc);
 }
 
 /*
@@ -146,7 +160,7 @@ static FtQueryClock *
 note_query(QueryDesc *queryDesc)
 {
 	FtQueryClock *qc;
-	MemoryContextCallback *cb;
+	FtQueryMemory *qm;
 
 	if (n_query_clocks == max_query_clocks)
 	{
@@ -159,10 +173,12 @@ note_query(QueryDesc *queryDesc)
 			query_clocks = repalloc(query_clocks, sizeof(FtQueryClock) * newmax);
 		max_query_clocks = newmax;
 	}
-	cb = MemoryContextAlloc(queryDesc->estate->es_query_cxt, sizeof(*cb));
-	cb->func = query_memory_gone;
-	cb->arg = queryDesc;
-	MemoryContextRegisterResetCallback(queryDesc->estate->es_query_cxt, cb);
+	qm = MemoryContextAlloc(queryDesc->estate->es_query_cxt, sizeof(*qm));
+	qm->queryDesc = queryDesc;
+	qm->estate = queryDesc->estate;
+	qm->cb.func = query_memory_gone;
+	qm->cb.arg = qm;
+	MemoryContextRegisterResetCallback(queryDesc->estate->es_query_cxt, &qm->cb);
 
 	qc = &query_clocks[n_query_clocks++];
 	memset(qc, 0, sizeof(*qc));
@@ -285,6 +301,10 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 				ft_publish_facts();
 			ft_node_timing_stats.queries++;
 		}
+		/* the frames first: the profiler's records their instrumentation */
+		ft_usage_frame_query(queryDesc->planstate,
+							 queryDesc->estate->es_subplanstates,
+							 queryDesc->estate);
 		max_id = wrap_query(queryDesc, timer, "ExecutorStart");
 	}
 
@@ -323,6 +343,7 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 	FtProfFrame *saved_top = NULL;
 	FtProfFrame *saved_frames = NULL;
 	uint32		saved_nframes = 0;
+	FtUsageFrame *saved_usage_top;
 
 	if (i < 0 || !query_clocks[i].wrapped)
 	{
@@ -341,6 +362,7 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 	ft_instr_units = query_clocks[i].units;
 	if (prof)
 		ft_prof_enter(prof, &saved_top, &saved_frames, &saved_nframes);
+	ft_usage_run_begin(&saved_usage_top);
 	PG_TRY();
 	{
 		if (prev_ExecutorRun)
@@ -350,6 +372,7 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 	}
 	PG_FINALLY();
 	{
+		ft_usage_run_end(saved_usage_top);
 		if (prof)
 			ft_prof_leave(prof, saved_top, saved_frames, saved_nframes);
 		ft_instr_units = saved_units;
@@ -425,6 +448,7 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	FtProfFrame *saved_top = NULL;
 	FtProfFrame *saved_frames = NULL;
 	uint32		saved_nframes = 0;
+	FtUsageFrame *saved_usage_top;
 
 	if (i < 0 || !query_clocks[i].wrapped)
 	{
@@ -440,6 +464,7 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	ft_instr_units = query_clocks[i].units;
 	if (prof)
 		ft_prof_enter(prof, &saved_top, &saved_frames, &saved_nframes);
+	ft_usage_run_begin(&saved_usage_top);
 	PG_TRY();
 	{
 		if (prev_ExecutorFinish)
@@ -449,6 +474,7 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	}
 	PG_FINALLY();
 	{
+		ft_usage_run_end(saved_usage_top);
 		if (prof)
 			ft_prof_leave(prof, saved_top, saved_frames, saved_nframes);
 		ft_instr_units = saved_units;
@@ -468,6 +494,10 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 static void
 ft_ExecutorEnd(QueryDesc *queryDesc)
 {
+	int			i = find_query_clock(queryDesc);
+
+	if (i >= 0 && query_clocks[i].wrapped)
+		ft_usage_forget_query(queryDesc->estate);
 	forget_query_clock(queryDesc);
 
 	if (prev_ExecutorEnd)
@@ -490,7 +520,10 @@ ft_xact_callback(XactEvent event, void *arg)
 		event == XACT_EVENT_PREPARE)
 		n_query_clocks = 0;
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+	{
 		ft_prof_reset();
+		ft_usage_reset();
+	}
 }
 
 /* Chain our hooks in front of whatever was installed before us. */

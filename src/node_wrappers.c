@@ -19,21 +19,24 @@
  *
  * - rows, loops and the first-tuple time: the same code as InstrStopNode,
  *   including the async_mode rule;
- * - buffer and WAL usage: instead of snapshotting pgBufferUsage at the
- *   start and adding (end - start) at the end, the wrapper subtracts the
- *   global counters from the node's totals at the start and adds them at
- *   the end.  In two's complement that is the same sum, lane by lane (see
- *   compat.h), and it needs no snapshot: half the memory traffic, and
- *   plain vector code.  Between the two halves of a call the node's totals
- *   hold an intermediate value, but nothing reads a node's totals while
- *   the node is inside a call: EXPLAIN, auto_explain, InstrEndLoop,
- *   InstrAggNode and parallel workers' reporting all run when it is not;
- *   ExecShutdownNode's own InstrStartNode/InstrStopNode pair, Hash and
- *   bitmap nodes under MultiExecProcNode and async requests run their
- *   stock start/stop around calls of their own and add to the same
- *   totals.  A call that never returns (an error) leaves its query's
- *   instrumentation half-updated, which nothing reads: the query is being
- *   abandoned, and a failed query prints no plan;
+ * - buffer and WAL usage: credited at transitions (usage.h).  A call of a
+ *   node whose query counts buffers or WAL links the node's frame (its
+ *   instrumentation, which node->instrument points at: one load) on top of
+ *   the per-backend chain of the calls under way; when it starts (before
+ *   it links) and when it returns (before it unlinks) the wrapper compares
+ *   pgBufferUsage and pgWalUsage with their values at the previous
+ *   transition -- a few vector compares, no stores -- and only when they
+ *   moved adds the difference to every frame on the chain, out of line.
+ *   Each node thus gets the usage during its calls, which is what stock's
+ *   InstrStartNode/InstrStopNode diff gives, including what its functions'
+ *   queries, SubPlans and InitPlans did inside its calls; a frame joins or
+ *   leaves the chain only at a transition of its own, so the crediting is
+ *   exact by construction.  Hash and bitmap nodes under MultiExecProcNode,
+ *   async requests and ExecShutdownNode's pair around each running node
+ *   run stock's start/stop on their own totals while they are not on the
+ *   chain; their callers on the chain get the same usage at the next
+ *   transition.  A call that never returns (an error) stays linked until
+ *   the executor hook that started the run restores the chain;
  * - time: two RDTSC and one multiply (the TSC timers), or the stock clock
  *   with stock arithmetic (the clock_gettime timers, for machines where
  *   the TSC is not in effect but the cheaper bookkeeping still helps).
@@ -42,8 +45,8 @@
  *   server's TSC clock in effect raw TSC ticks, which the server converts),
  *   by a multiply chosen at executor start.
  *
- * The vector code for buffer and WAL usage comes in three builds of the
- * same source (portable, AVX2, AVX-512), chosen once per process from
+ * The vector code for the buffer and WAL compares comes in three builds of
+ * the same source (portable, AVX2, AVX-512), chosen once per process from
  * CPUID by ft_wrappers_init().
  *
  * Exact timing reads the TSC plainly unless fasttime.ordered_reads asks for
@@ -71,6 +74,7 @@
 #include "fault_injection.h"
 #include "node_wrappers.h"
 #include "profiler.h"
+#include "usage.h"
 
 /*
  * The floor build (make FLOOR=1, benchmarks only) reads no clock at all:
@@ -96,58 +100,6 @@
 #endif
 
 /* ---------------------------------------------------------------------
- * Lane arithmetic for BufferUsage and WalUsage
- * ---------------------------------------------------------------------
- */
-
-typedef int64 ft_v8 __attribute__((vector_size(64), aligned(8), may_alias));
-typedef int64 ft_v4 __attribute__((vector_size(32), aligned(8), may_alias));
-typedef int64 ft_v2 __attribute__((vector_size(16), aligned(8), may_alias));
-typedef int64 ft_v1 __attribute__((aligned(8), may_alias));
-
-/*
- * acc -= cur (sign < 0) or acc += cur (sign > 0), over n lanes.  n is a
- * compile-time constant where this is used, so the loops unroll to a few
- * vector operations of the width the enclosing function was built for.
- */
-static pg_attribute_always_inline void
-ft_lanes(void *acc_p, const void *cur_p, const int n, const int sign)
-{
-	char	   *acc = (char *) acc_p;
-	const char *cur = (const char *) cur_p;
-	int			i = 0;
-
-	for (; i + 8 <= n; i += 8)
-	{
-		if (sign < 0)
-			*(ft_v8 *) (acc + i * 8) -= *(const ft_v8 *) (cur + i * 8);
-		else
-			*(ft_v8 *) (acc + i * 8) += *(const ft_v8 *) (cur + i * 8);
-	}
-	for (; i + 4 <= n; i += 4)
-	{
-		if (sign < 0)
-			*(ft_v4 *) (acc + i * 8) -= *(const ft_v4 *) (cur + i * 8);
-		else
-			*(ft_v4 *) (acc + i * 8) += *(const ft_v4 *) (cur + i * 8);
-	}
-	for (; i + 2 <= n; i += 2)
-	{
-		if (sign < 0)
-			*(ft_v2 *) (acc + i * 8) -= *(const ft_v2 *) (cur + i * 8);
-		else
-			*(ft_v2 *) (acc + i * 8) += *(const ft_v2 *) (cur + i * 8);
-	}
-	for (; i < n; i++)
-	{
-		if (sign < 0)
-			*(ft_v1 *) (acc + i * 8) -= *(const ft_v1 *) (cur + i * 8);
-		else
-			*(ft_v1 *) (acc + i * 8) += *(const ft_v1 *) (cur + i * 8);
-	}
-}
-
-/* ---------------------------------------------------------------------
  * The wrappers
  * ---------------------------------------------------------------------
  */
@@ -167,6 +119,7 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 		const bool gather, const FtTimer query_timer)
 {
 	FtNodeInstr *instr = node->instrument;
+	FtUsageFrame *uf = ft_usage_frame_of(node);
 	TupleTableSlot *result;
 	double		save_tuplecount;
 	uint64		tsc_start = 0;
@@ -181,11 +134,13 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 			gather_starting = !((GatherMergeState *) node)->initialized;
 	}
 
-	/* InstrStartNode */
-	if (buf)
-		ft_lanes(FT_INSTR_BUFUSAGE(instr), &pgBufferUsage, FT_BUFUSAGE_LANES, -1);
-	if (wal)
-		ft_lanes(FT_INSTR_WALUSAGE(instr), &pgWalUsage, FT_WALUSAGE_LANES, -1);
+	/* InstrStartNode; buffers and WAL: a transition, then on the chain */
+	if (buf || wal)
+	{
+		ft_usage_transition(buf, wal);
+		uf->caller = ft_usage_top;
+		ft_usage_top = uf;
+	}
 	if (timer == FT_TIMER_TSC)
 		tsc_start = FT_TICKS_AT(0);
 	else if (timer == FT_TIMER_TSC_ORDERED || timer == FT_TIMER_TSC_ORDERED_START)
@@ -215,13 +170,11 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 	save_tuplecount = instr->tuplecount;
 	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;
 
-	if (buf)
+	if (buf || wal)
 	{
-		ft_lanes(FT_INSTR_BUFUSAGE(instr), &pgBufferUsage, FT_BUFUSAGE_LANES, +1);
-		ft_bufusage_normalize(FT_INSTR_BUFUSAGE(instr));
+		ft_usage_transition(buf, wal);
+		ft_usage_top = uf->caller;
 	}
-	if (wal)
-		ft_lanes(FT_INSTR_WALUSAGE(instr), &pgWalUsage, FT_WALUSAGE_LANES, +1);
 
 	/* Is this the first tuple of this cycle? */
 	if (!instr->running)
@@ -257,6 +210,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 			 const FtTimer query_timer)
 {
 	FtNodeInstr *instr = node->instrument;
+	FtUsageFrame *uf = ft_usage_frame_of(node);
 	FtProfFrame *pf = ft_prof_frame_of(node);
 	FtProfFrame *caller;
 	TupleTableSlot *result;
@@ -281,10 +235,12 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		else
 			gather_starting = !((GatherMergeState *) node)->initialized;
 	}
-	if (buf)
-		ft_lanes(FT_INSTR_BUFUSAGE(instr), &pgBufferUsage, FT_BUFUSAGE_LANES, -1);
-	if (wal)
-		ft_lanes(FT_INSTR_WALUSAGE(instr), &pgWalUsage, FT_WALUSAGE_LANES, -1);
+	if (buf || wal)
+	{
+		ft_usage_transition(buf, wal);
+		uf->caller = ft_usage_top;
+		ft_usage_top = uf;
+	}
 
 	caller = ft_prof_top;
 	if (profiled && likely(caller == NULL || caller->mode == FT_FRAME_PROFILED) &&
@@ -333,13 +289,11 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 
 	save_tuplecount = instr->tuplecount;
 	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;
-	if (buf)
+	if (buf || wal)
 	{
-		ft_lanes(FT_INSTR_BUFUSAGE(instr), &pgBufferUsage, FT_BUFUSAGE_LANES, +1);
-		ft_bufusage_normalize(FT_INSTR_BUFUSAGE(instr));
+		ft_usage_transition(buf, wal);
+		ft_usage_top = uf->caller;
 	}
-	if (wal)
-		ft_lanes(FT_INSTR_WALUSAGE(instr), &pgWalUsage, FT_WALUSAGE_LANES, +1);
 	if (!instr->running)
 	{
 		instr->running = true;
@@ -660,23 +614,28 @@ ft_rearm_below_gather(PlanState *node, FtTimer timer)
 #if FT_HAVE_ISA_VARIANTS
 /*
  * What a wrapper's buffer and WAL bookkeeping costs in one instruction set:
- * the start and stop halves over the real counters, iters times.  The
- * compiler barriers keep each half's loads and stores from being folded
- * away.
+ * the compares of its two transitions (the global counters against a copy
+ * of them, equal, as on nearly every call), iters times.  The compiler
+ * barriers keep each compare's loads from being hoisted out of the loop.
  */
+static volatile int ft_bench_sink;
+
 #define FT_LANES_BENCH(isa, attr) \
 static attr pg_noinline void \
 ft_bench_##isa(BufferUsage *acc, WalUsage *wacc, int iters) \
 { \
+	int			moved = 0; \
+\
 	for (int i = 0; i < iters; i++) \
 	{ \
-		ft_lanes(acc, &pgBufferUsage, FT_BUFUSAGE_LANES, -1); \
-		ft_lanes(wacc, &pgWalUsage, FT_WALUSAGE_LANES, -1); \
+		moved += !ft_usage_lanes_equal(&pgBufferUsage, acc, FT_BUFUSAGE_LANES); \
+		moved += !ft_usage_lanes_equal(&pgWalUsage, wacc, FT_WALUSAGE_LANES); \
 		pg_compiler_barrier(); \
-		ft_lanes(acc, &pgBufferUsage, FT_BUFUSAGE_LANES, +1); \
-		ft_lanes(wacc, &pgWalUsage, FT_WALUSAGE_LANES, +1); \
+		moved += !ft_usage_lanes_equal(&pgBufferUsage, acc, FT_BUFUSAGE_LANES); \
+		moved += !ft_usage_lanes_equal(&pgWalUsage, wacc, FT_WALUSAGE_LANES); \
 		pg_compiler_barrier(); \
 	} \
+	ft_bench_sink = moved; \
 }
 FT_LANES_BENCH(avx2, __attribute__((target("avx2"))))
 FT_LANES_BENCH(avx512, __attribute__((target("avx512f"))))
@@ -689,8 +648,8 @@ ft_bench_isa(void (*fn) (BufferUsage *, WalUsage *, int))
 	WalUsage	wacc;
 	double		best = 0;
 
-	memset(&acc, 0, sizeof(acc));
-	memset(&wacc, 0, sizeof(wacc));
+	acc = pgBufferUsage;
+	wacc = pgWalUsage;
 	fn(&acc, &wacc, 2000);
 	for (int r = 0; r < 9; r++)
 	{
@@ -713,9 +672,10 @@ static char ft_isa_reason[200] = "no x86-64 vector builds: portable code";
  * Once per process: choose the vector build of the wrappers.  AVX2 where
  * the CPU and the kernel support it; AVX-512 only where it is also
  * measured at least 10 % faster at the bookkeeping the wrappers do on
- * every call, since on some CPUs (Intel Skylake-SP, Cascade Lake) running
- * AVX-512 instructions on every node call lowers the core's clock for all
- * the code around them, while AVX2 does the 16-18 lanes in 4-5 operations.
+ * every call (the compares of a call's two transitions), since on some
+ * CPUs (Intel Skylake-SP, Cascade Lake) running AVX-512 instructions on
+ * every node call lowers the core's clock for all the code around them,
+ * while AVX2 compares the 16-18 lanes in 4-5 operations.
  */
 void
 ft_wrappers_init(void)

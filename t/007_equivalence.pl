@@ -1,8 +1,14 @@
 # Equivalence, the contract: with every fasttime variant -- tsc, try_tsc,
-# auto, ordered reads, profiled timing, and TIMING OFF (the rows-only
-# wrappers) -- EXPLAIN (ANALYZE, BUFFERS, WAL) prints the same rows, loops,
-# Buffers and WAL as stock PostgreSQL (fasttime.clock_source =
-# clock_gettime), times removed.
+# auto, ordered reads, profiled timing, TIMING OFF (the rows-only
+# wrappers), and BUFFERS and WAL each without the other -- EXPLAIN
+# (ANALYZE, BUFFERS, WAL) prints the same rows, loops, Buffers and WAL as
+# stock PostgreSQL (fasttime.clock_source = clock_gettime), times removed
+# (with track_io_timing on: which I/O times a node has must match too).
+# Buffers and WAL are credited at transitions (src/usage.h): the plans
+# below cover every shape where that could differ from stock's per-call
+# diff -- a node's own usage outside its children's calls, queries run by a
+# node's functions, InitPlans evaluated below their node, CTEs read twice,
+# MultiExec and parallel nodes, ExecutorFinish, errors.
 # Plans: scans, joins (Hash and bitmap nodes under MultiExecProcNode,
 # nested-loop rescans, Memoize), sorts spilling to temp files, local
 # buffers, subplans, initplans, CTEs, partitions, parallel plans (Gather,
@@ -24,7 +30,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = ft_node('equivalence', conf => [ 'autovacuum = off', 'wal_level = replica', 'bgwriter_lru_maxpages = 0', 'checkpoint_timeout = 1h' ]);
+# track_io_timing: each node's I/O times are compared as present or absent
+# (which kinds), their values masked
+my $node = ft_node('equivalence', conf => [ 'autovacuum = off', 'wal_level = replica', 'bgwriter_lru_maxpages = 0', 'checkpoint_timeout = 1h', 'track_io_timing = on' ]);
 $node->start;
 
 ft_sql($node, q{
@@ -52,6 +60,19 @@ ft_sql($node, q{
 		RETURN r;
 	EXCEPTION WHEN division_by_zero THEN
 		RETURN -1;
+	END $$;
+	-- a query per row, reading and writing: run inside the calling node
+	CREATE FUNCTION note_row(x int) RETURNS int LANGUAGE plpgsql AS $$
+	DECLARE r int;
+	BEGIN
+		SELECT count(*) INTO r FROM u WHERE g = x;
+		INSERT INTO audit VALUES ('row', x);
+		RETURN r;
+	END $$;
+	CREATE FUNCTION audit_after() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO audit VALUES ('after', NEW.g);
+		RETURN NULL;
 	END $$;
 	VACUUM ANALYZE;
 });
@@ -112,6 +133,26 @@ my @cases = (
 	[ 'gather merge', $par, 'SELECT x FROM big WHERE x % 1000 = 0 ORDER BY x' ],
 	[ 'caught failure in a nested query', '',
 	  'SELECT sum(safe_div(g, g % 5)) FROM u WHERE g < 200' ],
+	# usage of a node's own, outside its children's calls
+	[ 'aggregate spilling to temp files', 'SET work_mem = 64; SET enable_sort = off;',
+	  'SELECT count(*) FROM (SELECT s, count(*) FROM t GROUP BY s) x' ],
+	[ 'hash join batching to temp files', 'SET work_mem = 64; SET enable_nestloop = off; SET enable_mergejoin = off;',
+	  'SELECT count(*), max(a.s) FROM t a JOIN t b USING (g)' ],
+	# an InitPlan attached to the Aggregate, evaluated inside the Seq Scan's
+	# first call: stock counts its usage in the scan's, not only above
+	[ 'initplan evaluated below its node', '',
+	  'SELECT count(*) FROM t WHERE k = (SELECT max(m) FROM u WHERE g < 2000)' ],
+	# a query per row run by the node's function, reading and writing
+	[ 'nested queries per row', $dml_setup, 'SELECT sum(note_row(g)) FROM u WHERE g < 300' ],
+	# the same, the nested queries instrumented too (auto_explain), with
+	# buffers but not WAL: frames of both kinds on the chain
+	[ 'nested queries per row, instrumented with buffers only',
+	  "$dml_setup LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on; SET auto_explain.log_timing = off; SET auto_explain.log_buffers = on; SET auto_explain.log_wal = off; SET auto_explain.log_nested_statements = on;",
+	  'SELECT sum(note_row(g)) FROM u WHERE g < 300' ],
+	# an instrumented query that fails part-way, with calls under way,
+	# then a clean one in the same session
+	[ 'after a failed query', "\\set ON_ERROR_STOP 0\nEXPLAIN (ANALYZE, BUFFERS, WAL) SELECT count(*) FROM t a JOIN u b USING (g) WHERE 1 / (a.g - 2000) > 0;\n\\set ON_ERROR_STOP 1\n",
+	  'SELECT count(*), max(t.s) FROM t JOIN u USING (g)' ],
 	[ 'insert returning', $dml_setup,
 	  'INSERT INTO w SELECT g, g % 10, repeat(\'y\', 50) FROM generate_series(5001, 8000) g RETURNING g' ],
 	[ 'update with a trigger', $dml_setup, 'UPDATE w SET k = k + 1 WHERE g % 3 = 0', 'dirtied' ],
@@ -119,6 +160,13 @@ my @cases = (
 	[ 'create table as', $dml_setup, 'CREATE TABLE w2 AS SELECT * FROM w WHERE k < 5' ],
 	[ 'writable CTE', $dml_setup,
 	  'WITH d AS (DELETE FROM w WHERE k = 1 RETURNING g) INSERT INTO audit SELECT \'moved\', g FROM d' ],
+	# a writable CTE the main query does not read: its ModifyTable runs
+	# to completion in ExecutorFinish
+	[ 'writable CTE finished in ExecutorFinish', $dml_setup,
+	  'WITH d AS (UPDATE w SET pad = \'z\' WHERE k = 2 RETURNING g) SELECT count(*) FROM u' ],
+	# AFTER triggers run in ExecutorFinish, inside no node's call
+	[ 'insert with an AFTER trigger', "$dml_setup CREATE TRIGGER w_after AFTER INSERT ON w FOR EACH ROW EXECUTE FUNCTION audit_after();",
+	  'INSERT INTO w SELECT g, g % 10, repeat(\'y\', 50) FROM generate_series(5001, 6000) g' ],
 );
 
 # [name, settings, EXPLAIN options]
@@ -132,6 +180,8 @@ my @variants = (
 	[ 'clock_gettime profiled', 'SET fasttime.clock_source = clock_gettime; SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;', $all ],
 	[ 'try_tsc, TIMING OFF', 'SET fasttime.clock_source = try_tsc;', "$all, TIMING OFF" ],
 	[ 'try_tsc, BUFFERS OFF', 'SET fasttime.clock_source = try_tsc;', 'ANALYZE, BUFFERS OFF, COSTS OFF, SUMMARY OFF' ],
+	[ 'try_tsc, BUFFERS without WAL', 'SET fasttime.clock_source = try_tsc;', 'ANALYZE, BUFFERS, COSTS OFF, SUMMARY OFF' ],
+	[ 'try_tsc, TIMING OFF, WAL without BUFFERS', 'SET fasttime.clock_source = try_tsc;', 'ANALYZE, TIMING OFF, BUFFERS OFF, WAL, COSTS OFF, SUMMARY OFF' ],
 );
 
 # Without the TSC (a machine whose TSC is unusable), tsc cannot be SET.
@@ -148,7 +198,8 @@ sub mask
 	# count is left out there.  Every other count stays.
 	$plan =~ s/ dirtied=\d+/ dirtied=D/g if ($vary // '') eq 'dirtied';
 	$plan =~ s/actual time=[\d.]+\.\.[\d.]+ /actual time=T /g;
-	$plan =~ s/^\s*I\/O Timings:.*\n//mg;
+	# I/O times: which are there, not their values
+	$plan =~ s/^(\s*I\/O Timings:.*)$/my $l = $1; $l =~ s{=[\d.]+}{=T}g; $l/mge;
 	$plan =~ s/^(Trigger .*: time=)[\d.]+/${1}T/mg;
 	# a parallel hash's memory depends on how its workers' chunks fell
 	$plan =~ s/Memory Usage: \d+kB/Memory Usage: MkB/g if $plan =~ /Parallel Hash/;
@@ -202,7 +253,7 @@ for my $case (@cases)
 {
 	my ($name, $setup, $query, $vary) = @$case;
 	my %stock;
-	for my $opt ($all, "$all, TIMING OFF", 'ANALYZE, BUFFERS OFF, COSTS OFF, SUMMARY OFF')
+	for my $opt (sort keys %{ { map { $_->[2] => 1 } @variants } })
 	{
 		my ($forms, $err) = stock_forms($setup, $opt, $query, $vary);
 		if (!defined $forms)
@@ -248,6 +299,16 @@ sub auto_explain_plans
 		$settings
 		UPDATE w SET k = k + 1 WHERE g % 3 = 0;
 		SELECT sum(safe_div(g, g % 5)) FROM u WHERE g < 200;
+		-- a cursor fetched in pieces, with other work between the fetches
+		-- (which belongs to none of its nodes), logged when it closes
+		BEGIN;
+		DECLARE c CURSOR FOR SELECT t.g, t.s, note_row(u.g) FROM t JOIN u USING (g) WHERE t.g % 7 = 0 ORDER BY t.s;
+		FETCH 100 FROM c;
+		SELECT count(*) FROM t WHERE k = 3;
+		FETCH 100 FROM c;
+		FETCH ALL FROM c;
+		CLOSE c;
+		COMMIT;
 	});
 	return undef if $rc != 0;
 	my $log = ft_log_since($node, $off);
@@ -265,7 +326,8 @@ for my $i (1 .. 4)
 	$stock_ae{$plans} = 1 if defined $plans;
 }
 my ($any_ae) = sort keys %stock_ae;
-ok(defined $any_ae && $any_ae =~ /Update on w/ && $any_ae =~ /Query Text: SELECT a \/ b/,
+ok(defined $any_ae && $any_ae =~ /Update on w/ && $any_ae =~ /Query Text: SELECT a \/ b/ &&
+	$any_ae =~ /DECLARE c CURSOR/,
 	'auto_explain logged the outer and the nested plans') or diag($any_ae // 'nothing');
 for my $settings ('SET fasttime.clock_source = try_tsc;',
 	'SET fasttime.clock_source = try_tsc; SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;')

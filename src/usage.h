@@ -1,0 +1,164 @@
+/*-------------------------------------------------------------------------
+ *
+ * usage.h
+ *	  Buffer and WAL usage credited at transitions: the chain of the node
+ *	  calls under way, and the compare the node wrappers run inline.
+ *
+ * Stock PostgreSQL gives each instrumented node the usage that happens
+ * during its calls: InstrStartNode copies pgBufferUsage (and pgWalUsage),
+ * InstrStopNode adds the difference.  fasttime gets the same totals
+ * without touching a node's counters on every call.  Each call of a node
+ * whose query counts buffers or WAL links the node's frame on top of a
+ * per-backend chain of the calls under way (innermost first) for its
+ * duration.  At every transition -- a call starting, before its frame is
+ * linked, and a call returning, before it is unlinked -- the wrapper
+ * compares the global counters with the values they had at the previous
+ * transition, ft_usage_buf and ft_usage_wal (a few vector compares of
+ * data in L1, no stores).  Only when they differ does it credit the
+ * difference to every frame on the chain (they are all inside a call) and
+ * remember the new values (ft_usage_credit_buf/_wal, out of line).
+ *
+ * Why that is exactly stock's number: a frame joins or leaves the chain
+ * only at a transition of its own, so between two transitions the chain
+ * does not change, and a frame is on the chain at a transition iff it was
+ * on it during all the usage since the previous one.  A node's credited
+ * usage is therefore the sum of the global counters' growth over the
+ * intervals of its calls -- what stock's diff gives -- with no sum over the
+ * plan tree at the end (which would be wrong where usage follows call
+ * nesting rather than plan structure: a CTE scanned by two CteScans, an
+ * InitPlan evaluated inside a lower node, a function's query run inside a
+ * node).  Usage while the chain is empty is credited to nobody, as in
+ * stock.  Nodes the executor instruments itself (Hash and bitmap nodes
+ * under MultiExecProcNode, async requests, ExecShutdownNode's pair around
+ * each running node) are not on the chain while it does, and keep getting
+ * stock's diff; the chain's frames, their callers, receive the same usage
+ * at the next transition, as their stock diff would include it.
+ *
+ * WAL and buffers keep a snapshot each, and a frame is credited only with
+ * what its node counts (need_bufusage, need_walusage): a query that counts
+ * buffers but not WAL, inside one that counts both, still gives both
+ * exactly, since the argument above holds for each counter separately over
+ * the frames that check it.
+ *
+ * The frame is fasttime's own copy of the node's instrumentation with the
+ * chain fields after it: at executor start, node->instrument is pointed at
+ * the copy (ft_usage_frame_query), so the wrapper reaches its frame with
+ * the load it makes anyway.  Every reader of node->instrument in core
+ * (EXPLAIN, auto_explain, InstrEndLoop, InstrAggNode, parallel workers'
+ * reporting, ExecShutdownNode, the async and MultiExec stock pairs) reads
+ * it through the pointer; only ExecInitNode stores it, before the hook.
+ *
+ * src/usage.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FASTTIME_USAGE_H
+#define FASTTIME_USAGE_H
+
+#include "compat.h"
+
+#include "nodes/execnodes.h"
+
+typedef struct FtUsageFrame
+{
+	FtNodeInstr instr;			/* the node's instrumentation, copied: must
+								 * be first, node->instrument points here */
+	struct FtUsageFrame *caller;	/* the frame of the call this one runs
+									 * in, while on the chain */
+	void	   *prof;			/* spare: for the profiler's frame */
+	const EState *owner;		/* the query the node belongs to */
+} FtUsageFrame;
+
+/* the chain of calls under way that count buffers or WAL, innermost first */
+extern FtUsageFrame *ft_usage_top;
+
+/* the global counters at the last transition that compared them */
+extern BufferUsage ft_usage_buf;
+extern WalUsage ft_usage_wal;
+
+/* The frame of a node on fasttime's wrappers: its instrumentation. */
+static inline FtUsageFrame *
+ft_usage_frame_of(PlanState *node)
+{
+	return (FtUsageFrame *) node->instrument;
+}
+
+/*
+ * Vector types for the compare: the width of the enclosing function's
+ * target (node_wrappers.c builds the wrappers for three), unaligned.
+ */
+typedef int64 ft_u8 __attribute__((vector_size(64), aligned(8), may_alias));
+typedef int64 ft_u4 __attribute__((vector_size(32), aligned(8), may_alias));
+typedef int64 ft_u2 __attribute__((vector_size(16), aligned(8), may_alias));
+typedef int64 ft_u1 __attribute__((aligned(8), may_alias));
+
+/*
+ * Are n 64-bit lanes at a and b the same?  XOR and OR over the lanes, one
+ * test at the end: no branch per lane, and n is a compile-time constant
+ * where this is used, so the loops unroll to a few vector operations.
+ */
+static pg_attribute_always_inline bool
+ft_usage_lanes_equal(const void *a_p, const void *b_p, const int n)
+{
+	const char *a = (const char *) a_p;
+	const char *b = (const char *) b_p;
+	int			i = 0;
+	int64		diff = 0;
+
+	if (n >= 8)
+	{
+		ft_u8		acc = {0};
+
+		for (; i + 8 <= n; i += 8)
+			acc |= *(const ft_u8 *) (a + i * 8) ^ *(const ft_u8 *) (b + i * 8);
+		for (int j = 0; j < 8; j++)
+			diff |= acc[j];
+	}
+	if (n - i >= 4)
+	{
+		ft_u4		acc = {0};
+
+		for (; i + 4 <= n; i += 4)
+			acc |= *(const ft_u4 *) (a + i * 8) ^ *(const ft_u4 *) (b + i * 8);
+		for (int j = 0; j < 4; j++)
+			diff |= acc[j];
+	}
+	for (; i + 2 <= n; i += 2)
+	{
+		ft_u2		x = *(const ft_u2 *) (a + i * 8) ^ *(const ft_u2 *) (b + i * 8);
+
+		diff |= x[0] | x[1];
+	}
+	for (; i < n; i++)
+		diff |= *(const ft_u1 *) (a + i * 8) ^ *(const ft_u1 *) (b + i * 8);
+	return diff == 0;
+}
+
+extern void ft_usage_credit_buf(void);
+extern void ft_usage_credit_wal(void);
+
+/*
+ * A transition: credit what the counters grew by since the last one to
+ * the frames on the chain, if they grew.  buf and wal are compile-time
+ * constants in each wrapper.
+ */
+static pg_attribute_always_inline void
+ft_usage_transition(const bool buf, const bool wal)
+{
+	if (buf && unlikely(!ft_usage_lanes_equal(&pgBufferUsage, &ft_usage_buf,
+											  FT_BUFUSAGE_LANES)))
+		ft_usage_credit_buf();
+	if (wal && unlikely(!ft_usage_lanes_equal(&pgWalUsage, &ft_usage_wal,
+											  FT_WALUSAGE_LANES)))
+		ft_usage_credit_wal();
+}
+
+/* executor hooks' side (usage.c) */
+extern void ft_usage_frame_query(PlanState *planstate, List *subplanstates,
+								 EState *estate);
+extern void ft_usage_run_begin(FtUsageFrame **saved_top);
+extern void ft_usage_run_end(FtUsageFrame *saved_top);
+extern void ft_usage_forget_query(const EState *estate);
+extern void ft_usage_reset(void);
+
+#endif							/* FASTTIME_USAGE_H */
