@@ -66,6 +66,7 @@
 
 #include "clock_state.h"
 #include "profiler.h"
+#include "usage.h"
 
 /* the chain, and the clock at the last tick */
 FtProfFrame *volatile ft_prof_top = NULL;
@@ -389,6 +390,8 @@ ft_prof_mark(FtProfWalk *w, PlanState *ps, bool permanent)
 	if (id < 0 || id >= w->q->nframes)
 		return;
 	w->q->frames[id].instr = ps->instrument;
+	/* the node's own frame (usage.h) finds this one in one load */
+	ft_usage_frame_of(ps)->prof = &w->q->frames[id];
 	if (permanent || ps->instrument->async_mode)
 		w->q->frames[id].permanent = true;
 }

@@ -60,19 +60,20 @@ typedef enum FtNodeTimingMode
 
 typedef struct FtProfFrame
 {
+	/* what a profiled call reads and writes, first: one cache line */
 	struct FtProfFrame *caller; /* the frame of the call this one runs in */
+	volatile uint8 mode;		/* FT_FRAME_EXACT or FT_FRAME_PROFILED */
+	bool		core_child;		/* has a child the executor times itself
+								 * (a MultiExec or async node): its calls in
+								 * which that child runs are exact */
+	bool		permanent;		/* stays exact for good */
+	volatile bool settled;		/* the switching tick took over this exact
+								 * call in flight */
 	FtNodeInstr *instr;			/* the node's instrumentation */
 	uint64		start;			/* exact call: the clock at its start */
 	uint64		owed_from;		/* exact call: the clock from which its
 								 * time is owed to the profiled frames
 								 * below it */
-	volatile uint8 mode;		/* FT_FRAME_EXACT or FT_FRAME_PROFILED */
-	bool		permanent;		/* stays exact for good */
-	bool		core_child;		/* has a child the executor times itself
-								 * (a MultiExec or async node): its calls in
-								 * which that child runs are exact */
-	volatile bool settled;		/* the switching tick took over this exact
-								 * call in flight */
 } FtProfFrame;
 
 /*
