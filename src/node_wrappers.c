@@ -108,6 +108,23 @@ static void ft_rearm_below_gather(PlanState *node, FtTimer timer);
 static inline ExecProcNodeMtd ft_method(PlanState *ps, FtTimer timer);
 
 /*
+ * The profiler's frame of a node of the query running now, or NULL when
+ * it has none (a node of a query that is not profiled, or one the
+ * executor made after ExecutorStart, or one of another query: the last
+ * two should not happen; the wrapper then times the call exactly).
+ */
+static inline FtProfFrame *
+ft_prof_frame_of(PlanState *node)
+{
+	uint32		id = (uint32) node->plan->plan_node_id;
+	FtProfFrame *pf = &ft_usage_frame_of(node)->prof;
+
+	if (unlikely(id >= ft_prof_nframes || ft_prof_frames[id] != pf))
+		return NULL;
+	return pf;
+}
+
+/*
  * The one body every wrapper is built from.  timer (none, TSC plain or
  * ordered, or the stock clock), buf, wal and gather are compile-time
  * constants in each instance, so every test of them below disappears.
@@ -312,14 +329,15 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
  * profiled query after the switch are plain profiled calls: the node's
  * frame is profiled, so is the call it runs in, and it will not run a
  * child the executor times itself.  Those take this path, which stores
- * two pointers around the call and reads no clock; the frame is reached
- * from the node's own frame (usage.h), which the wrapper loads anyway.
- * Every other call -- an exact one, a node with no frame, a frame in the
- * other mode -- goes to "slow", ft_wrap_prof out of line, so that the
- * exact machinery costs the plain calls nothing (no registers to save,
- * no tests but the four below).  The frame found here is the one
- * ft_prof_frame_of finds: ft_prof_mark records both; a node runs only
- * inside a run of its own query, when its query's frames are current.
+ * two pointers around the call and reads no clock; the frame is part of
+ * the node's own frame (usage.h), at a fixed offset from the pointer the
+ * wrapper loads anyway.  Every other call -- an exact one, a node with no
+ * profiled frame (whose embedded frame stays exact), a frame in the other
+ * mode -- goes to "slow", ft_wrap_prof out of line, so that the exact
+ * machinery costs the plain calls nothing (no registers to save, no tests
+ * but the three below).  The frame used here is the one ft_prof_frame_of
+ * finds: a node runs only inside a run of its own query, when its query's
+ * frames are current.
  */
 typedef TupleTableSlot *(*FtProfSlowFn) (PlanState *node, bool tsc, bool buf,
 										 bool wal, bool gather,
@@ -332,13 +350,13 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool buf,
 {
 	FtUsageFrame *uf = ft_usage_frame_of(node);
 	FtNodeInstr *instr = &uf->instr;
-	FtProfFrame *pf = (FtProfFrame *) uf->prof;
+	FtProfFrame *pf = &uf->prof;
 	FtProfFrame *caller = ft_prof_top;
 	TupleTableSlot *result;
 	double		save_tuplecount;
 	bool		gather_starting = false;
 
-	if (unlikely(pf == NULL || pf->mode != FT_FRAME_PROFILED ||
+	if (unlikely(pf->mode != FT_FRAME_PROFILED ||
 				 (caller != NULL && caller->mode != FT_FRAME_PROFILED) ||
 				 (pf->core_child && ft_prof_core_will_run(node))))
 		return slow(node, tsc, buf, wal, gather, query_timer);

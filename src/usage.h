@@ -59,13 +59,16 @@
 
 #include "nodes/execnodes.h"
 
+#include "profiler.h"
+
 typedef struct FtUsageFrame
 {
 	FtNodeInstr instr;			/* the node's instrumentation, copied: must
 								 * be first, node->instrument points here */
 	struct FtUsageFrame *caller;	/* the frame of the call this one runs
 									 * in, while on the chain */
-	void	   *prof;			/* spare: for the profiler's frame */
+	FtProfFrame prof;			/* the profiler's frame (profiler.h): a
+								 * profiled call reaches it with no load */
 	const EState *owner;		/* the query the node belongs to */
 } FtUsageFrame;
 
