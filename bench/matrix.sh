@@ -122,7 +122,11 @@ script=$BENCH_DIR/runs.sql
 	for w in $workloads; do
 		for ((r = 0; r <= rounds; r++)); do
 			if [ "$r" -eq 0 ]; then phase=warmup; else phase=measure; fi
-			for v in $variants; do
+			# each round starts one variant further on: no variant always
+			# runs right after the same one
+			read -r -a vs <<<"$variants"
+			for ((k = 0; k < ${#vs[@]}; k++)); do
+				v=${vs[$(((k + r) % ${#vs[@]}))]}
 				echo "SELECT bench_measure('$w', '$v', $r, '$phase') \\g /dev/null"
 			done
 			echo "SELECT '$w round $r/$rounds';"
@@ -152,6 +156,12 @@ SELECT m.workload, m.variant, round(m.med::numeric, 1), round((m.med / p.med)::n
 	   round(m.lo::numeric, 1), round((m.lo / p.lo)::numeric, 3)
   FROM m JOIN m p ON p.workload = m.workload AND p.variant = 'plain'
  ORDER BY 1, 2;
+EOF
+# every measured run, in the order run, for ratios taken round by round
+# (bench/paired.py)
+bpsql -At -F , >"$out/$name-rounds.csv" <<'EOF'
+SELECT workload, variant, round, round(coalesce(cpu_ms, ms)::numeric, 2)
+  FROM bench_results WHERE phase = 'measure' AND ms IS NOT NULL ORDER BY seq;
 EOF
 {
 	echo "### PostgreSQL $major${label:+ ($label build)}: time as a multiple of the plain query"

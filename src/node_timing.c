@@ -341,7 +341,7 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 	FtInstrUnits saved_units;
 	FtProfQuery *volatile prof;
 	FtProfFrame *saved_top = NULL;
-	FtProfFrame *saved_frames = NULL;
+	FtProfFrame **saved_frames = NULL;
 	uint32		saved_nframes = 0;
 	FtUsageFrame *saved_usage_top;
 
@@ -446,7 +446,7 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	FtInstrUnits saved_units;
 	FtProfQuery *volatile prof;
 	FtProfFrame *saved_top = NULL;
-	FtProfFrame *saved_frames = NULL;
+	FtProfFrame **saved_frames = NULL;
 	uint32		saved_nframes = 0;
 	FtUsageFrame *saved_usage_top;
 

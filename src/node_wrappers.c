@@ -108,6 +108,23 @@ static void ft_rearm_below_gather(PlanState *node, FtTimer timer);
 static inline ExecProcNodeMtd ft_method(PlanState *ps, FtTimer timer);
 
 /*
+ * The profiler's frame of a node of the query running now, or NULL when
+ * it has none (a node of a query that is not profiled, or one the
+ * executor made after ExecutorStart, or one of another query: the last
+ * two should not happen; the wrapper then times the call exactly).
+ */
+static inline FtProfFrame *
+ft_prof_frame_of(PlanState *node)
+{
+	uint32		id = (uint32) node->plan->plan_node_id;
+	FtProfFrame *pf = &ft_usage_frame_of(node)->prof;
+
+	if (unlikely(id >= ft_prof_nframes || ft_prof_frames[id] != pf))
+		return NULL;
+	return pf;
+}
+
+/*
  * The one body every wrapper is built from.  timer (none, TSC plain or
  * ordered, or the stock clock), buf, wal and gather are compile-time
  * constants in each instance, so every test of them below disappears.
@@ -116,7 +133,7 @@ static inline ExecProcNodeMtd ft_method(PlanState *ps, FtTimer timer);
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
-		const bool gather, const FtTimer query_timer)
+		const bool gather, const FtTimer query_timer, const int isa)
 {
 	FtNodeInstr *instr = node->instrument;
 	FtUsageFrame *uf = ft_usage_frame_of(node);
@@ -137,7 +154,7 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 	/* InstrStartNode; buffers and WAL: a transition, then on the chain */
 	if (buf || wal)
 	{
-		ft_usage_transition(buf, wal);
+		ft_usage_transition(buf, wal, isa);
 		uf->caller = ft_usage_top;
 		ft_usage_top = uf;
 	}
@@ -172,7 +189,7 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 
 	if (buf || wal)
 	{
-		ft_usage_transition(buf, wal);
+		ft_usage_transition(buf, wal, isa);
 		ft_usage_top = uf->caller;
 	}
 
@@ -207,7 +224,8 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 			 const bool buf, const bool wal, const bool gather,
-			 const FtTimer query_timer)
+			 const FtTimer query_timer,
+			 const int isa)
 {
 	FtNodeInstr *instr = node->instrument;
 	FtUsageFrame *uf = ft_usage_frame_of(node);
@@ -219,7 +237,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 
 	if (unlikely(pf == NULL))
 		return ft_wrap(node, tsc ? FT_TIMER_TSC : FT_TIMER_CLOCK_GETTIME,
-					   buf, wal, gather, query_timer);
+					   buf, wal, gather, query_timer, isa);
 	if (unlikely(pf->mode != (profiled ? FT_FRAME_PROFILED : FT_FRAME_EXACT)))
 	{
 		node->ExecProcNode = ft_method(node, profiled ?
@@ -237,7 +255,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 	}
 	if (buf || wal)
 	{
-		ft_usage_transition(buf, wal);
+		ft_usage_transition(buf, wal, isa);
 		uf->caller = ft_usage_top;
 		ft_usage_top = uf;
 	}
@@ -291,7 +309,86 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;
 	if (buf || wal)
 	{
-		ft_usage_transition(buf, wal);
+		ft_usage_transition(buf, wal, isa);
+		ft_usage_top = uf->caller;
+	}
+	if (!instr->running)
+	{
+		instr->running = true;
+		ft_instr_set_firsttuple(instr);
+	}
+	else if (instr->async_mode && save_tuplecount < 1.0)
+		ft_instr_set_firsttuple(instr);
+	if (gather && gather_starting)
+		ft_rearm_below_gather(node, query_timer);
+	return result;
+}
+
+/*
+ * The profiled phase's wrapper, as the hot path sees it.  Most calls of a
+ * profiled query after the switch are plain profiled calls: the node's
+ * frame is profiled, so is the call it runs in, and it will not run a
+ * child the executor times itself.  Those take this path, which stores
+ * two pointers around the call and reads no clock; the frame is part of
+ * the node's own frame (usage.h), at a fixed offset from the pointer the
+ * wrapper loads anyway.  Every other call -- an exact one, a node with no
+ * profiled frame (whose embedded frame stays exact), a frame in the other
+ * mode -- goes to "slow", ft_wrap_prof out of line, so that the exact
+ * machinery costs the plain calls nothing (no registers to save, no tests
+ * but the three below).  The frame used here is the one ft_prof_frame_of
+ * finds: a node runs only inside a run of its own query, when its query's
+ * frames are current.
+ */
+typedef TupleTableSlot *(*FtProfSlowFn) (PlanState *node, bool tsc, bool buf,
+										 bool wal, bool gather,
+										 FtTimer query_timer);
+
+static pg_attribute_always_inline TupleTableSlot *
+ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool buf,
+				  const bool wal, const bool gather, const FtTimer query_timer,
+				  const FtProfSlowFn slow, const int isa)
+{
+	FtUsageFrame *uf = ft_usage_frame_of(node);
+	FtNodeInstr *instr = &uf->instr;
+	FtProfFrame *pf = &uf->prof;
+	FtProfFrame *caller = ft_prof_top;
+	TupleTableSlot *result;
+	double		save_tuplecount;
+	bool		gather_starting = false;
+
+	if (unlikely(pf->mode != FT_FRAME_PROFILED ||
+				 (caller != NULL && caller->mode != FT_FRAME_PROFILED) ||
+				 (pf->core_child && ft_prof_core_will_run(node))))
+		return slow(node, tsc, buf, wal, gather, query_timer);
+
+	if (gather)
+	{
+		if (IsA(node, GatherState))
+			gather_starting = !((GatherState *) node)->initialized;
+		else
+			gather_starting = !((GatherMergeState *) node)->initialized;
+	}
+	if (buf || wal)
+	{
+		ft_usage_transition(buf, wal, isa);
+		uf->caller = ft_usage_top;
+		ft_usage_top = uf;
+	}
+
+	pf->caller = caller;
+	pg_compiler_barrier();
+	ft_prof_top = pf;
+	pg_compiler_barrier();
+	result = node->ExecProcNodeReal(node);
+	pg_compiler_barrier();
+	ft_prof_top = caller;
+	pg_compiler_barrier();
+
+	save_tuplecount = instr->tuplecount;
+	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;
+	if (buf || wal)
+	{
+		ft_usage_transition(buf, wal, isa);
 		ft_usage_top = uf->caller;
 	}
 	if (!instr->running)
@@ -310,31 +407,44 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
  * One instance per timer kind, buffers, WAL and Gather, for one
  * instruction set; and the table that finds them.
  */
-#define FT_BODY(t, b, w, g) \
+#define FT_BODY(isa, t, b, w, g) \
 	((t) == FT_TIMER_PROF_PHASE_TSC ? \
-	 ft_wrap_prof(node, true, false, b, w, g, FT_TIMER_PROF_PHASE_TSC) : \
+	 ft_wrap_prof(node, true, false, b, w, g, FT_TIMER_PROF_PHASE_TSC, FT_ISA_##isa) : \
 	 (t) == FT_TIMER_PROF_PHASE_CLOCK_GETTIME ? \
-	 ft_wrap_prof(node, false, false, b, w, g, FT_TIMER_PROF_PHASE_CLOCK_GETTIME) : \
+	 ft_wrap_prof(node, false, false, b, w, g, FT_TIMER_PROF_PHASE_CLOCK_GETTIME, \
+				  FT_ISA_##isa) : \
 	 (t) == FT_TIMER_PROF_TSC ? \
-	 ft_wrap_prof(node, true, true, b, w, g, FT_TIMER_PROF_PHASE_TSC) : \
+	 ft_wrap_prof_fast(node, true, b, w, g, FT_TIMER_PROF_PHASE_TSC, \
+					   ft_##isa##_prof_slow, FT_ISA_##isa) : \
 	 (t) == FT_TIMER_PROF_CLOCK_GETTIME ? \
-	 ft_wrap_prof(node, false, true, b, w, g, FT_TIMER_PROF_PHASE_CLOCK_GETTIME) : \
-	 ft_wrap(node, (FtTimer) (t), b, w, g, (FtTimer) (t)))
+	 ft_wrap_prof_fast(node, false, b, w, g, FT_TIMER_PROF_PHASE_CLOCK_GETTIME, \
+					   ft_##isa##_prof_slow, FT_ISA_##isa) : \
+	 ft_wrap(node, (FtTimer) (t), b, w, g, (FtTimer) (t), FT_ISA_##isa))
 #define FT_W1(isa, attr, t, b, w) \
 static attr TupleTableSlot * \
 ft_##isa##_##t##_##b##_##w##_0(PlanState *node) \
 { \
-	return FT_BODY(t, b, w, false); \
+	return FT_BODY(isa, t, b, w, false); \
 } \
 static attr TupleTableSlot * \
 ft_##isa##_##t##_##b##_##w##_1(PlanState *node) \
 { \
-	return FT_BODY(t, b, w, true); \
+	return FT_BODY(isa, t, b, w, true); \
 }
 #define FT_WT(isa, attr, t) \
 	FT_W1(isa, attr, t, 0, 0) FT_W1(isa, attr, t, 0, 1) \
 	FT_W1(isa, attr, t, 1, 0) FT_W1(isa, attr, t, 1, 1)
+/* the profiled phase's calls that are not plain profiled calls */
+#define FT_SLOW(isa, attr) \
+static attr pg_noinline TupleTableSlot * \
+ft_##isa##_prof_slow(PlanState *node, bool tsc, bool buf, bool wal, \
+					 bool gather, FtTimer query_timer) \
+{ \
+	return ft_wrap_prof(node, tsc, true, buf, wal, gather, query_timer, \
+						FT_ISA_##isa); \
+}
 #define FT_WALL(isa, attr) \
+	FT_SLOW(isa, attr) \
 	FT_WT(isa, attr, 0) FT_WT(isa, attr, 1) FT_WT(isa, attr, 2) \
 	FT_WT(isa, attr, 3) FT_WT(isa, attr, 4) FT_WT(isa, attr, 5) \
 	FT_WT(isa, attr, 6) FT_WT(isa, attr, 7) FT_WT(isa, attr, 8)
@@ -628,11 +738,11 @@ ft_bench_##isa(BufferUsage *acc, WalUsage *wacc, int iters) \
 \
 	for (int i = 0; i < iters; i++) \
 	{ \
-		moved += !ft_usage_lanes_equal(&pgBufferUsage, acc, FT_BUFUSAGE_LANES); \
-		moved += !ft_usage_lanes_equal(&pgWalUsage, wacc, FT_WALUSAGE_LANES); \
+		moved += !ft_usage_lanes_equal(&pgBufferUsage, acc, FT_BUFUSAGE_LANES, FT_ISA_##isa); \
+		moved += !ft_usage_lanes_equal(&pgWalUsage, wacc, FT_WALUSAGE_LANES, FT_ISA_##isa); \
 		pg_compiler_barrier(); \
-		moved += !ft_usage_lanes_equal(&pgBufferUsage, acc, FT_BUFUSAGE_LANES); \
-		moved += !ft_usage_lanes_equal(&pgWalUsage, wacc, FT_WALUSAGE_LANES); \
+		moved += !ft_usage_lanes_equal(&pgBufferUsage, acc, FT_BUFUSAGE_LANES, FT_ISA_##isa); \
+		moved += !ft_usage_lanes_equal(&pgWalUsage, wacc, FT_WALUSAGE_LANES, FT_ISA_##isa); \
 		pg_compiler_barrier(); \
 	} \
 	ft_bench_sink = moved; \

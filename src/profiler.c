@@ -66,6 +66,7 @@
 
 #include "clock_state.h"
 #include "profiler.h"
+#include "usage.h"
 
 /* the chain, and the clock at the last tick */
 FtProfFrame *volatile ft_prof_top = NULL;
@@ -83,7 +84,7 @@ static volatile uint64 ft_prof_carved = 0;
 static volatile uint64 ft_prof_pending = 0;
 
 /* the frames of the query running now (made current by ft_prof_enter) */
-FtProfFrame *ft_prof_frames = NULL;
+FtProfFrame **ft_prof_frames = NULL;
 uint32		ft_prof_nframes = 0;
 
 /* settings */
@@ -203,8 +204,8 @@ ft_prof_switch(uint64 now)
 
 		for (int j = 0; j < q->nframes; j++)
 		{
-			if (q->frames[j].instr != NULL && !q->frames[j].permanent)
-				q->frames[j].mode = FT_FRAME_PROFILED;
+			if (q->frames[j] != NULL && !q->frames[j]->permanent)
+				q->frames[j]->mode = FT_FRAME_PROFILED;
 		}
 		if (!q->switched)
 		{
@@ -231,10 +232,12 @@ ft_prof_calls_so_far(void)
 
 		for (int j = 0; j < q->nframes; j++)
 		{
-			FtNodeInstr *instr = q->frames[j].instr;
+			if (q->frames[j] != NULL)
+			{
+				FtNodeInstr *instr = q->frames[j]->instr;
 
-			if (instr != NULL)
 				calls += instr->tuplecount + instr->ntuples + instr->nloops;
+			}
 		}
 	}
 	return calls;
@@ -382,15 +385,19 @@ static void
 ft_prof_mark(FtProfWalk *w, PlanState *ps, bool permanent)
 {
 	int			id;
+	FtProfFrame *f;
 
 	if (ps == NULL || ps->plan == NULL || ps->instrument == NULL)
 		return;
 	id = ps->plan->plan_node_id;
 	if (id < 0 || id >= w->q->nframes)
 		return;
-	w->q->frames[id].instr = ps->instrument;
+	/* the frame lives in the node's own (usage.h), zeroed when made */
+	f = &ft_usage_frame_of(ps)->prof;
+	f->instr = ps->instrument;
+	w->q->frames[id] = f;
 	if (permanent || ps->instrument->async_mode)
-		w->q->frames[id].permanent = true;
+		f->permanent = true;
 }
 
 /*
@@ -431,7 +438,7 @@ ft_prof_walker(PlanState *ps, void *context)
 	if ((cc.multiexec || cc.async) && ps->plan != NULL && ps->instrument != NULL &&
 		ps->plan->plan_node_id >= 0 && ps->plan->plan_node_id < w->q->nframes)
 	{
-		FtProfFrame *f = &w->q->frames[ps->plan->plan_node_id];
+		FtProfFrame *f = w->q->frames[ps->plan->plan_node_id];
 
 		f->core_child = true;
 		if (cc.async)
@@ -459,7 +466,7 @@ ft_prof_query_create(PlanState *planstate, List *subplanstates, int nframes,
 	ListCell   *lc;
 
 	q->nframes = Max(nframes, 0);
-	q->frames = MemoryContextAllocZero(cxt, sizeof(FtProfFrame) * Max(nframes, 1));
+	q->frames = MemoryContextAllocZero(cxt, sizeof(FtProfFrame *) * Max(nframes, 1));
 	q->tsc = tsc;
 	q->interval_ms = ft_profile_interval_ms;
 	q->after_ms = ft_profile_after_ms;
@@ -497,7 +504,7 @@ ft_prof_clock_is_tsc(void)
  */
 void
 ft_prof_enter(FtProfQuery *q, FtProfFrame **saved_top,
-			  FtProfFrame **saved_frames, uint32 *saved_nframes)
+			  FtProfFrame ***saved_frames, uint32 *saved_nframes)
 {
 	*saved_top = ft_prof_top;
 	*saved_frames = ft_prof_frames;
@@ -546,8 +553,10 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame **saved_top,
 	pg_compiler_barrier();
 	for (int j = 0; j < q->nframes; j++)
 	{
-		FtProfFrame *f = &q->frames[j];
+		FtProfFrame *f = q->frames[j];
 
+		if (f == NULL)
+			continue;
 		f->settled = false;
 		f->mode = (ft_prof_switched && !f->permanent) ?
 			FT_FRAME_PROFILED : FT_FRAME_EXACT;
@@ -574,7 +583,7 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame **saved_top,
  */
 void
 ft_prof_leave(FtProfQuery *q, FtProfFrame *saved_top,
-			  FtProfFrame *saved_frames, uint32 saved_nframes)
+			  FtProfFrame **saved_frames, uint32 saved_nframes)
 {
 	ft_prof_busy = 1;
 	pg_compiler_barrier();

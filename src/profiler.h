@@ -5,8 +5,9 @@
  *	  is executing, kept by the node wrappers, and the parts of the
  *	  bookkeeping they run inline.
  *
- * Every plan node of a profiled query has a frame (FtProfFrame, one per
- * plan_node_id, in the query's memory).  A node's wrapper links its frame
+ * Every plan node of a profiled query has a frame (FtProfFrame, part of
+ * the node's own frame of usage.h, so that a wrapper reaches it with no
+ * load; the query lists them by plan_node_id).  A node's wrapper links its frame
  * on top of the frames of the calls it runs inside (ft_prof_top) for the
  * duration of each call.  A frame is either exact -- the call is timed
  * with two clock reads, as in exact timing -- or profiled: no clock read,
@@ -60,19 +61,20 @@ typedef enum FtNodeTimingMode
 
 typedef struct FtProfFrame
 {
+	/* what a profiled call reads and writes, first: one cache line */
 	struct FtProfFrame *caller; /* the frame of the call this one runs in */
+	volatile uint8 mode;		/* FT_FRAME_EXACT or FT_FRAME_PROFILED */
+	bool		core_child;		/* has a child the executor times itself
+								 * (a MultiExec or async node): its calls in
+								 * which that child runs are exact */
+	bool		permanent;		/* stays exact for good */
+	volatile bool settled;		/* the switching tick took over this exact
+								 * call in flight */
 	FtNodeInstr *instr;			/* the node's instrumentation */
 	uint64		start;			/* exact call: the clock at its start */
 	uint64		owed_from;		/* exact call: the clock from which its
 								 * time is owed to the profiled frames
 								 * below it */
-	volatile uint8 mode;		/* FT_FRAME_EXACT or FT_FRAME_PROFILED */
-	bool		permanent;		/* stays exact for good */
-	bool		core_child;		/* has a child the executor times itself
-								 * (a MultiExec or async node): its calls in
-								 * which that child runs are exact */
-	volatile bool settled;		/* the switching tick took over this exact
-								 * call in flight */
 } FtProfFrame;
 
 /*
@@ -81,7 +83,8 @@ typedef struct FtProfFrame
  */
 typedef struct FtProfQuery
 {
-	FtProfFrame *frames;		/* by plan_node_id */
+	FtProfFrame **frames;		/* by plan_node_id: each node's frame, in
+								 * its own frame (usage.h); NULL where none */
 	int			nframes;
 	bool		tsc;			/* clock: the TSC, else clock_gettime ns */
 	uint64		ticks;			/* ticks that ran while it did */
@@ -101,29 +104,13 @@ extern volatile sig_atomic_t ft_prof_busy;
 extern volatile uint64 ft_prof_last;
 
 /* the frames of the query running now */
-extern FtProfFrame *ft_prof_frames;
+extern FtProfFrame **ft_prof_frames;
 extern uint32 ft_prof_nframes;
 
 /* settings */
 extern int	ft_node_timing;		/* fasttime.node_timing */
 extern int	ft_profile_interval_ms; /* fasttime.profile_interval */
 extern int	ft_profile_after_ms;	/* fasttime.profile_after */
-
-/*
- * The frame of a node in the query running now, or NULL when it has none
- * (a node the executor made after ExecutorStart, or one of another query:
- * neither should happen; the wrapper then times the call exactly).
- */
-static inline FtProfFrame *
-ft_prof_frame_of(PlanState *node)
-{
-	uint32		id = (uint32) node->plan->plan_node_id;
-
-	if (unlikely(id >= ft_prof_nframes ||
-				 ft_prof_frames[id].instr != node->instrument))
-		return NULL;
-	return &ft_prof_frames[id];
-}
 
 /*
  * Will this call of a node with a child the executor times itself run
@@ -164,9 +151,9 @@ extern FtProfQuery *ft_prof_query_create(PlanState *planstate,
 extern bool ft_prof_active(void);
 extern bool ft_prof_clock_is_tsc(void);
 extern void ft_prof_enter(FtProfQuery *q, FtProfFrame **saved_top,
-						  FtProfFrame **saved_frames, uint32 *saved_nframes);
+						  FtProfFrame ***saved_frames, uint32 *saved_nframes);
 extern void ft_prof_leave(FtProfQuery *q, FtProfFrame *saved_top,
-						  FtProfFrame *saved_frames, uint32 saved_nframes);
+						  FtProfFrame **saved_frames, uint32 saved_nframes);
 extern void ft_prof_reset(void);
 extern uint64 ft_prof_backend_ticks(void);
 extern uint64 ft_prof_backend_deferred(void);
