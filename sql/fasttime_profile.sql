@@ -198,6 +198,16 @@ SELECT p.id,
 FROM prof p JOIN stock s USING (id), ft_prof_nodes(p.j) n
 GROUP BY p.id, s.counts, p.j ORDER BY p.id;
 
+-- the switch landing inside a Hash Join's build (the first tick switches,
+-- profile_after = 0, while shape 4 builds its hash table): the join's call
+-- stays exact to its end, so that it contains its Hash, in every run
+SELECT count(*) FILTER (WHERE NOT ok) AS runs_with_a_child_longer
+FROM (SELECT i, bool_and(n.parent_ms IS NULL OR n.parent_ms >= n.total_ms - 0.002 * n.loops) AS ok
+	  FROM generate_series(1, 20) i,
+		   LATERAL (SELECT ft_prof_plan(stmt) AS j FROM shapes WHERE id = 4 AND i > 0) p,
+		   ft_prof_nodes(p.j) n
+	  GROUP BY i) s;
+
 -- an error inside a profiled run leaves nothing behind: the next run's
 -- numbers hold as before
 SELECT count(*) FROM generate_series(1, 100000) g WHERE ft_prof_sleep(0) AND 1 / (g - 50000) > 0;

@@ -283,6 +283,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		start = tsc ? FT_TICKS_AT(0) : (uint64) ft_read_clock_gettime_ns();
 		pf->start = start;
 		pf->owed_from = start;
+		pf->core_call = pf->core_child && ft_prof_core_will_run(node);
 		pf->caller = caller;
 		pg_compiler_barrier();
 		ft_prof_top = pf;
@@ -301,6 +302,13 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		}
 		else
 			pf->settled = false;
+		pf->core_call = false;
+		if (unlikely(pf->switch_pending))
+		{
+			/* the switch came during this call: profiled from the next */
+			pf->switch_pending = false;
+			pf->mode = FT_FRAME_PROFILED;
+		}
 		if (profiled)
 			pf->mode = FT_FRAME_PROFILED;
 	}

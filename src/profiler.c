@@ -172,9 +172,10 @@ ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now, bool tsc)
 /*
  * The switch, in the tick at "now": every exact call in flight on the
  * chain keeps its exact time up to now and is profiled from now on; an
- * exact call that stays exact (permanent) owes the frames below it only
- * its time from now; every other frame of the running queries is
- * profiled from its next call.  Before the switch no frame is profiled,
+ * exact call that stays exact (permanent, or a call running a child the
+ * executor times itself, which stays exact to its end so as to contain
+ * that child) owes the frames below it only its time from now; every
+ * other frame of the running queries is profiled from its next call.  Before the switch no frame is profiled,
  * so nothing is owed from before.  Each query on the stack notes the run's
  * time so far as its exact prefix (EXPLAIN (CLOCK_SOURCE) shows it).
  */
@@ -191,6 +192,18 @@ ft_prof_switch(uint64 now)
 			continue;
 		if (f->permanent)
 			f->owed_from = now;
+		else if (f->core_call)
+		{
+			/*
+			 * It runs a child the executor times itself (a Hash Join's
+			 * build): profiled from now on, it would lose to that child
+			 * whatever the ticks after the last one in it do not see, and
+			 * read shorter than it.  It stays exact to its end, owing the
+			 * frames below it its time from now, like a permanent one.
+			 */
+			f->owed_from = now;
+			f->switch_pending = true;
+		}
 		else
 		{
 			ft_prof_add(f->instr, now > f->start ? now - f->start : 0, ft_prof_tsc);
@@ -204,7 +217,8 @@ ft_prof_switch(uint64 now)
 
 		for (int j = 0; j < q->nframes; j++)
 		{
-			if (q->frames[j] != NULL && !q->frames[j]->permanent)
+			if (q->frames[j] != NULL && !q->frames[j]->permanent &&
+				!q->frames[j]->switch_pending)
 				q->frames[j]->mode = FT_FRAME_PROFILED;
 		}
 		if (!q->switched)
@@ -558,6 +572,8 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame **saved_top,
 		if (f == NULL)
 			continue;
 		f->settled = false;
+		f->core_call = false;
+		f->switch_pending = false;
 		f->mode = (ft_prof_switched && !f->permanent) ?
 			FT_FRAME_PROFILED : FT_FRAME_EXACT;
 	}

@@ -70,6 +70,11 @@ typedef struct FtProfFrame
 	bool		permanent;		/* stays exact for good */
 	volatile bool settled;		/* the switching tick took over this exact
 								 * call in flight */
+	bool		core_call;		/* this exact call runs a child the executor
+								 * times itself (set while on the chain) */
+	volatile bool switch_pending;	/* the switching tick found this core
+									 * call in flight: it stays exact to its
+									 * end, then the frame is profiled */
 	FtNodeInstr *instr;			/* the node's instrumentation */
 	uint64		start;			/* exact call: the clock at its start */
 	uint64		owed_from;		/* exact call: the clock from which its
