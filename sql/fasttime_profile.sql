@@ -250,6 +250,54 @@ SELECT pg_sleep(0.05);
 FETCH 20 FROM c;
 COMMIT;
 
+-- a query that is not timed (auto_explain instruments it with buffers and
+-- TIMING OFF), run inside a profiled node: its calls are on the chain for
+-- their buffer counts only, and the ticks pass over them to the profiled
+-- node that runs it, which holds its waits and its buffers, the same
+-- buffers as under stock timing
+CREATE TABLE ft_prof_small AS SELECT g AS id FROM generate_series(1, 2000) g;
+CREATE FUNCTION ft_prof_nested_untimed(s float8) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM count(*) FROM ft_prof_small WHERE id = 1 AND ft_prof_sleep(s);
+	RETURN true;
+END $$;
+CREATE FUNCTION ft_prof_plan_buffers(stmt text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+	j jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || stmt INTO j;
+	RETURN j -> 0;
+END $$;
+LOAD 'auto_explain';
+SET auto_explain.log_min_duration = 0;
+SET auto_explain.log_analyze = on;
+SET auto_explain.log_buffers = on;
+SET auto_explain.log_timing = off;
+SET auto_explain.log_nested_statements = on;
+SET auto_explain.log_level = debug5;
+CREATE TEMP TABLE r(mode text, j jsonb);
+INSERT INTO r SELECT 'warm-up', ft_prof_plan_buffers('SELECT count(*) FROM generate_series(1, 20) g WHERE ft_prof_nested_untimed(0.01)');
+INSERT INTO r SELECT 'profile', ft_prof_plan_buffers('SELECT count(*) FROM generate_series(1, 20) g WHERE ft_prof_nested_untimed(0.01)');
+SET fasttime.node_timing = exact;
+SET fasttime.clock_source = clock_gettime;
+INSERT INTO r SELECT 'stock', ft_prof_plan_buffers('SELECT count(*) FROM generate_series(1, 20) g WHERE ft_prof_nested_untimed(0.01)');
+SET fasttime.clock_source = try_tsc;
+SET fasttime.node_timing = profile;
+SELECT (fs ->> 'Actual Total Time')::float8 >= 190 AS scan_holds_the_waits,
+	   (j -> 'Plan' ->> 'Actual Total Time')::float8 >=
+	   (fs ->> 'Actual Total Time')::float8 AS within_parent,
+	   (fs ->> 'Shared Hit Blocks')::int > 0 AS scan_holds_buffers
+FROM (SELECT j, j -> 'Plan' -> 'Plans' -> 0 AS fs FROM r WHERE mode = 'profile') s;
+SELECT count(DISTINCT (j -> 'Plan' -> 'Plans' -> 0 ->> 'Shared Hit Blocks')) = 1 AS same_buffers_as_stock
+FROM r WHERE mode IN ('profile', 'stock');
+DROP TABLE r, ft_prof_small;
+RESET auto_explain.log_min_duration;
+RESET auto_explain.log_analyze;
+RESET auto_explain.log_buffers;
+RESET auto_explain.log_timing;
+RESET auto_explain.log_nested_statements;
+RESET auto_explain.log_level;
+
 -- status: the settings, and ticks happened
 SELECT name, value FROM fasttime_status()
 WHERE name IN ('node_timing', 'profile_interval_ms', 'profile_after_ms');

@@ -340,7 +340,6 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 	int			i = find_query_clock(queryDesc);
 	FtInstrUnits saved_units;
 	FtProfQuery *volatile prof;
-	FtProfFrame *saved_top = NULL;
 	FtProfFrame **saved_frames = NULL;
 	uint32		saved_nframes = 0;
 	FtUsageFrame *saved_usage_top;
@@ -361,7 +360,7 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 	saved_units = ft_instr_units;
 	ft_instr_units = query_clocks[i].units;
 	if (prof)
-		ft_prof_enter(prof, &saved_top, &saved_frames, &saved_nframes);
+		ft_prof_enter(prof, &saved_frames, &saved_nframes);
 	ft_usage_run_begin(&saved_usage_top);
 	PG_TRY();
 	{
@@ -374,7 +373,7 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 	{
 		ft_usage_run_end(saved_usage_top);
 		if (prof)
-			ft_prof_leave(prof, saved_top, saved_frames, saved_nframes);
+			ft_prof_leave(prof, saved_frames, saved_nframes);
 		ft_instr_units = saved_units;
 	}
 	PG_END_TRY();
@@ -445,7 +444,6 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	int			i = find_query_clock(queryDesc);
 	FtInstrUnits saved_units;
 	FtProfQuery *volatile prof;
-	FtProfFrame *saved_top = NULL;
 	FtProfFrame **saved_frames = NULL;
 	uint32		saved_nframes = 0;
 	FtUsageFrame *saved_usage_top;
@@ -463,7 +461,7 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	saved_units = ft_instr_units;
 	ft_instr_units = query_clocks[i].units;
 	if (prof)
-		ft_prof_enter(prof, &saved_top, &saved_frames, &saved_nframes);
+		ft_prof_enter(prof, &saved_frames, &saved_nframes);
 	ft_usage_run_begin(&saved_usage_top);
 	PG_TRY();
 	{
@@ -476,7 +474,7 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	{
 		ft_usage_run_end(saved_usage_top);
 		if (prof)
-			ft_prof_leave(prof, saved_top, saved_frames, saved_nframes);
+			ft_prof_leave(prof, saved_frames, saved_nframes);
 		ft_instr_units = saved_units;
 	}
 	PG_END_TRY();

@@ -155,8 +155,7 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 	if (buf || wal)
 	{
 		ft_usage_transition(buf, wal, isa);
-		uf->caller = ft_usage_top;
-		ft_usage_top = uf;
+		ft_chain_link(uf);
 	}
 	if (timer == FT_TIMER_TSC)
 		tsc_start = FT_TICKS_AT(0);
@@ -190,7 +189,7 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 	if (buf || wal)
 	{
 		ft_usage_transition(buf, wal, isa);
-		ft_usage_top = uf->caller;
+		ft_chain_unlink(uf);
 	}
 
 	/* Is this the first tuple of this cycle? */
@@ -236,8 +235,20 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 	bool		gather_starting = false;
 
 	if (unlikely(pf == NULL))
-		return ft_wrap(node, tsc ? FT_TIMER_TSC : FT_TIMER_CLOCK_GETTIME,
-					   buf, wal, gather, query_timer, isa);
+	{
+		/*
+		 * Timed exactly, and linked (if it counts buffers) as a frame of no
+		 * profiled query for the call, so that no tick takes it for one.
+		 */
+		FtProfFrame *own = &uf->prof;
+		uint8		own_mode = own->mode;
+
+		own->mode = FT_FRAME_NONE;
+		result = ft_wrap(node, tsc ? FT_TIMER_TSC : FT_TIMER_CLOCK_GETTIME,
+						 buf, wal, gather, query_timer, isa);
+		own->mode = own_mode;
+		return result;
+	}
 	if (unlikely(pf->mode != (profiled ? FT_FRAME_PROFILED : FT_FRAME_EXACT)))
 	{
 		node->ExecProcNode = ft_method(node, profiled ?
@@ -254,24 +265,17 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 			gather_starting = !((GatherMergeState *) node)->initialized;
 	}
 	if (buf || wal)
-	{
 		ft_usage_transition(buf, wal, isa);
-		uf->caller = ft_usage_top;
-		ft_usage_top = uf;
-	}
 
-	caller = ft_prof_top;
+	caller = ft_chain_prof(ft_chain_top);
 	if (profiled && likely(caller == NULL || caller->mode == FT_FRAME_PROFILED) &&
 		likely(!pf->core_child || !ft_prof_core_will_run(node)))
 	{
-		pf->caller = caller;
-		pg_compiler_barrier();
-		ft_prof_top = pf;
-		pg_compiler_barrier();
+		ft_chain_link(uf);
 		result = node->ExecProcNodeReal(node);
-		pg_compiler_barrier();
-		ft_prof_top = caller;
-		pg_compiler_barrier();
+		if (buf || wal)
+			ft_usage_transition(buf, wal, isa);
+		ft_chain_unlink(uf);
 	}
 	else
 	{
@@ -284,15 +288,12 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		pf->start = start;
 		pf->owed_from = start;
 		pf->core_call = pf->core_child && ft_prof_core_will_run(node);
-		pf->caller = caller;
-		pg_compiler_barrier();
-		ft_prof_top = pf;
-		pg_compiler_barrier();
+		ft_chain_link(uf);
 		result = node->ExecProcNodeReal(node);
 		stop = tsc ? FT_TICKS_AT(1) : (uint64) ft_read_clock_gettime_ns();
-		pg_compiler_barrier();
-		ft_prof_top = caller;
-		pg_compiler_barrier();
+		if (buf || wal)
+			ft_usage_transition(buf, wal, isa);
+		ft_chain_unlink(uf);
 		if (likely(!pf->settled))
 		{
 			ft_prof_add(instr, stop > start ? stop - start : 0, tsc);
@@ -315,11 +316,6 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 
 	save_tuplecount = instr->tuplecount;
 	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;
-	if (buf || wal)
-	{
-		ft_usage_transition(buf, wal, isa);
-		ft_usage_top = uf->caller;
-	}
 	if (!instr->running)
 	{
 		instr->running = true;
@@ -359,13 +355,13 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool buf,
 	FtUsageFrame *uf = ft_usage_frame_of(node);
 	FtNodeInstr *instr = &uf->instr;
 	FtProfFrame *pf = &uf->prof;
-	FtProfFrame *caller = ft_prof_top;
+	FtUsageFrame *caller = ft_chain_top;
 	TupleTableSlot *result;
 	double		save_tuplecount;
 	bool		gather_starting = false;
 
 	if (unlikely(pf->mode != FT_FRAME_PROFILED ||
-				 (caller != NULL && caller->mode != FT_FRAME_PROFILED) ||
+				 (caller != NULL && caller->prof.mode != FT_FRAME_PROFILED) ||
 				 (pf->core_child && ft_prof_core_will_run(node))))
 		return slow(node, tsc, buf, wal, gather, query_timer);
 
@@ -377,28 +373,18 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool buf,
 			gather_starting = !((GatherMergeState *) node)->initialized;
 	}
 	if (buf || wal)
-	{
 		ft_usage_transition(buf, wal, isa);
-		uf->caller = ft_usage_top;
-		ft_usage_top = uf;
-	}
-
-	pf->caller = caller;
+	uf->caller = caller;
 	pg_compiler_barrier();
-	ft_prof_top = pf;
+	ft_chain_top = uf;
 	pg_compiler_barrier();
 	result = node->ExecProcNodeReal(node);
-	pg_compiler_barrier();
-	ft_prof_top = caller;
-	pg_compiler_barrier();
+	if (buf || wal)
+		ft_usage_transition(buf, wal, isa);
+	ft_chain_unlink(uf);
 
 	save_tuplecount = instr->tuplecount;
 	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;
-	if (buf || wal)
-	{
-		ft_usage_transition(buf, wal, isa);
-		ft_usage_top = uf->caller;
-	}
 	if (!instr->running)
 	{
 		instr->running = true;

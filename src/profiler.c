@@ -5,7 +5,7 @@
  *	  the executing plan nodes, and the switch from exact timing to it.
  *
  * With fasttime.node_timing = profile, the node wrappers keep the chain of
- * calls under way (profiler.h) and each run of the executor
+ * calls under way (usage.h, profiler.h) and each run of the executor
  * (ExecutorRun, ExecutorFinish) ticks: a timeout of PostgreSQL's own
  * timeout machinery (timeout.c), every fasttime.profile_interval
  * milliseconds, whose handler reads the clock once and credits the time
@@ -48,7 +48,7 @@
  * registered in each backend at first use (a registration made in
  * _PG_init of a preloaded library is undone by InitializeTimeouts in each
  * backend).  The chain is restored by the executor hooks when a run ends,
- * by error or not, and cleared at transaction abort.
+ * by error or not (ft_usage_run_end), and cleared at transaction abort.
  *
  * src/profiler.c
  *
@@ -69,7 +69,6 @@
 #include "usage.h"
 
 /* the chain, and the clock at the last tick */
-FtProfFrame *volatile ft_prof_top = NULL;
 volatile sig_atomic_t ft_prof_busy = 0;
 volatile uint64 ft_prof_last = 0;
 
@@ -140,7 +139,7 @@ ft_prof_credit(FtProfFrame *from, uint64 delta, bool tsc)
 {
 	if (delta == 0)
 		return;
-	for (FtProfFrame *f = from; f != NULL && f->mode == FT_FRAME_PROFILED; f = f->caller)
+	for (FtProfFrame *f = from; f != NULL && f->mode == FT_FRAME_PROFILED; f = ft_prof_below(f))
 		ft_prof_add(f->instr, delta, tsc);
 }
 
@@ -186,7 +185,7 @@ ft_prof_switch(uint64 now)
 	double		exact_ms = ft_prof_tsc ?
 		(double) elapsed * 1000.0 / ft_conv.hz : (double) elapsed / 1e6;
 
-	for (FtProfFrame *f = ft_prof_top; f != NULL; f = f->caller)
+	for (FtProfFrame *f = ft_chain_prof(ft_chain_top); f != NULL; f = ft_prof_below(f))
 	{
 		if (f->mode != FT_FRAME_EXACT)
 			continue;
@@ -309,6 +308,7 @@ ft_prof_tick(void)
 	uint64		now;
 	uint64		span;
 	uint64		rest;
+	FtProfFrame *top;
 	FtProfFrame *exact = NULL;
 	FtProfFrame *below;
 
@@ -323,9 +323,10 @@ ft_prof_tick(void)
 		return;
 	}
 	now = ft_prof_now(ft_prof_tsc);
+	top = ft_chain_prof(ft_chain_top);
 
 	/* the outermost of the exact calls on top of the chain, if any */
-	for (below = ft_prof_top; below != NULL && below->mode == FT_FRAME_EXACT; below = below->caller)
+	for (below = top; below != NULL && below->mode == FT_FRAME_EXACT; below = ft_prof_below(below))
 		exact = below;
 	if (exact != NULL && below != NULL)
 	{
@@ -348,7 +349,7 @@ ft_prof_tick(void)
 	if (exact == NULL)
 	{
 		/* a sample of that time: the chain at this instant holds it */
-		ft_prof_credit(ft_prof_top, rest + ft_prof_pending, ft_prof_tsc);
+		ft_prof_credit(top, rest + ft_prof_pending, ft_prof_tsc);
 		ft_prof_pending = 0;
 	}
 	else
@@ -409,6 +410,7 @@ ft_prof_mark(FtProfWalk *w, PlanState *ps, bool permanent)
 	/* the frame lives in the node's own (usage.h), zeroed when made */
 	f = &ft_usage_frame_of(ps)->prof;
 	f->instr = ps->instrument;
+	f->mode = FT_FRAME_EXACT;
 	w->q->frames[id] = f;
 	if (permanent || ps->instrument->async_mode)
 		f->permanent = true;
@@ -517,10 +519,9 @@ ft_prof_clock_is_tsc(void)
  * here with ft_prof_leave, also on error.
  */
 void
-ft_prof_enter(FtProfQuery *q, FtProfFrame **saved_top,
-			  FtProfFrame ***saved_frames, uint32 *saved_nframes)
+ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
+			  uint32 *saved_nframes)
 {
-	*saved_top = ft_prof_top;
 	*saved_frames = ft_prof_frames;
 	*saved_nframes = ft_prof_nframes;
 
@@ -593,17 +594,16 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame **saved_top,
 }
 
 /*
- * A profiled query's run ends, normally or by error: restore the chain
- * and the frames of the run around it; the outermost run stops the
- * ticks.
+ * A profiled query's run ends, normally or by error: restore the frames
+ * of the run around it (the executor hooks restore the chain); the
+ * outermost run stops the ticks.
  */
 void
-ft_prof_leave(FtProfQuery *q, FtProfFrame *saved_top,
-			  FtProfFrame **saved_frames, uint32 saved_nframes)
+ft_prof_leave(FtProfQuery *q, FtProfFrame **saved_frames,
+			  uint32 saved_nframes)
 {
 	ft_prof_busy = 1;
 	pg_compiler_barrier();
-	ft_prof_top = saved_top;
 	ft_prof_frames = saved_frames;
 	ft_prof_nframes = saved_nframes;
 	/* normally the top of the stack; after an error, whatever ran above */
@@ -630,7 +630,6 @@ ft_prof_reset(void)
 {
 	ft_prof_busy = 1;
 	pg_compiler_barrier();
-	ft_prof_top = NULL;
 	ft_prof_frames = NULL;
 	ft_prof_nframes = 0;
 	ft_prof_depth = 0;

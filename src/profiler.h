@@ -7,33 +7,37 @@
  *
  * Every plan node of a profiled query has a frame (FtProfFrame, part of
  * the node's own frame of usage.h, so that a wrapper reaches it with no
- * load; the query lists them by plan_node_id).  A node's wrapper links its frame
- * on top of the frames of the calls it runs inside (ft_prof_top) for the
- * duration of each call.  A frame is either exact -- the call is timed
- * with two clock reads, as in exact timing -- or profiled: no clock read,
- * and the periodic tick (profiler.c) credits the time elapsed since the
- * previous tick to every profiled frame on top of the chain, down to the
- * first exact one.  An exact call on top of profiled frames credits its
- * duration to them when it returns (ft_prof_settle_up), and a tick that
- * lands inside it credits them its time so far; either way the next tick
- * credits only the rest of its interval, so that time is counted once per
- * node and a node's inclusive time contains its callees' whatever mixes
- * of exact and profiled frames are on the chain, as long as no profiled
- * frame runs inside an exact one -- which profiler.c guarantees: every
- * query starts exact and all of them switch together, and the frames that
- * stay exact for good (nodes below Hash and bitmap nodes, which the
- * executor drives through MultiExecProcNode, nodes with async children,
- * and async nodes) have only such frames below them.  No exact call
- * credits the time before it to anyone: only a tick, at an instant that
- * has nothing to do with the plan's rhythm, tells which node was
- * executing.
+ * load; the query lists them by plan_node_id).  A node's wrapper links its
+ * node frame on top of the chain of the calls under way (usage.h: one
+ * chain, which buffer and WAL crediting walks too) for the duration of
+ * each call.  A frame is either exact -- the call is timed with two clock
+ * reads, as in exact timing -- or profiled: no clock read, and the
+ * periodic tick (profiler.c) credits the time elapsed since the previous
+ * tick to every profiled frame on top of the chain, down to the first
+ * exact one.  Frames on the chain that belong to no profiled query (a
+ * query run inside a node with timing of its own, whose calls are linked
+ * for its buffer counts) are neither: their mode is FT_FRAME_NONE and
+ * every walk here passes over them, as if they were not linked.  An exact
+ * call on top of profiled frames credits its duration to them when it
+ * returns (ft_prof_settle_up), and a tick that lands inside it credits
+ * them its time so far; either way the next tick credits only the rest of
+ * its interval, so that time is counted once per node and a node's
+ * inclusive time contains its callees' whatever mixes of exact and
+ * profiled frames are on the chain, as long as no profiled frame runs
+ * inside an exact one -- which profiler.c guarantees: every query starts
+ * exact and all of them switch together, and the frames that stay exact
+ * for good (nodes below Hash and bitmap nodes, which the executor drives
+ * through MultiExecProcNode, nodes with async children, and async nodes)
+ * have only such frames below them.  No exact call credits the time
+ * before it to anyone: only a tick, at an instant that has nothing to do
+ * with the plan's rhythm, tells which node was executing.
  *
  * Nothing here reads a clock in a profiled call: the wrapper stores two
- * pointers.  The tick and the settlements change the counters of frames
- * that are on the chain, in a signal handler; the main code changes a
- * node's counter only while its frame is off the chain (after its call
- * returned), or under ft_prof_busy, which makes a tick that lands then
- * wait for the next one.
+ * pointers (the same two a node counting buffers stores anyway).  The
+ * tick and the settlements change the counters of frames that are on the
+ * chain, in a signal handler; the main code changes a node's counter only
+ * while its frame is off the chain (after its call returned), or under
+ * ft_prof_busy, which makes a tick that lands then wait for the next one.
  *
  * src/profiler.h
  *
@@ -55,15 +59,18 @@ typedef enum FtNodeTimingMode
 	FT_NODE_TIMING_PROFILE
 } FtNodeTimingMode;
 
-/* a frame's mode */
-#define FT_FRAME_EXACT		0
-#define FT_FRAME_PROFILED	1
+/*
+ * a frame's mode: NONE for a node of a query that is not profiled (the
+ * zeroed frame's), EXACT or PROFILED for a profiled query's
+ */
+#define FT_FRAME_NONE		0
+#define FT_FRAME_EXACT		1
+#define FT_FRAME_PROFILED	2
 
 typedef struct FtProfFrame
 {
-	/* what a profiled call reads and writes, first: one cache line */
-	struct FtProfFrame *caller; /* the frame of the call this one runs in */
-	volatile uint8 mode;		/* FT_FRAME_EXACT or FT_FRAME_PROFILED */
+	/* what a profiled call reads, first */
+	volatile uint8 mode;		/* FT_FRAME_NONE, _EXACT or _PROFILED */
 	bool		core_child;		/* has a child the executor times itself
 								 * (a MultiExec or async node): its calls in
 								 * which that child runs are exact */
@@ -98,9 +105,6 @@ typedef struct FtProfQuery
 	int			interval_ms;	/* the settings it ran with */
 	int			after_ms;
 } FtProfQuery;
-
-/* the chain of calls under way, innermost first */
-extern FtProfFrame *volatile ft_prof_top;
 
 /* main code is changing counters of frames on the chain */
 extern volatile sig_atomic_t ft_prof_busy;
@@ -155,10 +159,10 @@ extern FtProfQuery *ft_prof_query_create(PlanState *planstate,
 										 bool tsc, MemoryContext cxt);
 extern bool ft_prof_active(void);
 extern bool ft_prof_clock_is_tsc(void);
-extern void ft_prof_enter(FtProfQuery *q, FtProfFrame **saved_top,
-						  FtProfFrame ***saved_frames, uint32 *saved_nframes);
-extern void ft_prof_leave(FtProfQuery *q, FtProfFrame *saved_top,
-						  FtProfFrame **saved_frames, uint32 saved_nframes);
+extern void ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
+						  uint32 *saved_nframes);
+extern void ft_prof_leave(FtProfQuery *q, FtProfFrame **saved_frames,
+						  uint32 saved_nframes);
 extern void ft_prof_reset(void);
 extern uint64 ft_prof_backend_ticks(void);
 extern uint64 ft_prof_backend_deferred(void);

@@ -29,7 +29,7 @@
 
 #include "usage.h"
 
-FtUsageFrame *ft_usage_top = NULL;
+FtUsageFrame *volatile ft_chain_top = NULL;
 BufferUsage ft_usage_buf;
 WalUsage	ft_usage_wal;
 
@@ -54,7 +54,7 @@ ft_usage_credit_buf(void)
 		d[i] = g[i] - s[i];
 		s[i] = g[i];
 	}
-	for (FtUsageFrame *f = ft_usage_top; f != NULL; f = f->caller)
+	for (FtUsageFrame *f = ft_chain_top; f != NULL; f = f->caller)
 	{
 		int64	   *acc;
 
@@ -80,7 +80,7 @@ ft_usage_credit_wal(void)
 		d[i] = g[i] - s[i];
 		s[i] = g[i];
 	}
-	for (FtUsageFrame *f = ft_usage_top; f != NULL; f = f->caller)
+	for (FtUsageFrame *f = ft_chain_top; f != NULL; f = f->caller)
 	{
 		int64	   *acc;
 
@@ -177,13 +177,16 @@ ft_usage_frame_query(PlanState *planstate, List *subplanstates, EState *estate)
  * A run (ExecutorRun, ExecutorFinish) of a query on fasttime's wrappers
  * begins: note the chain, to restore it with ft_usage_run_end however the
  * run ends.  With nothing under way, start from the counters as they are:
- * what they did outside every call belongs to no node.
+ * what they did outside every call belongs to no node.  (A chain holding
+ * only frames linked for the profiler keeps the old snapshot: none of
+ * them is ever credited, so the next transition credits the difference to
+ * nobody, as a new snapshot would.)
  */
 void
 ft_usage_run_begin(FtUsageFrame **saved_top)
 {
-	*saved_top = ft_usage_top;
-	if (ft_usage_top == NULL)
+	*saved_top = ft_chain_top;
+	if (ft_chain_top == NULL)
 	{
 		ft_usage_buf = pgBufferUsage;
 		ft_usage_wal = pgWalUsage;
@@ -200,7 +203,7 @@ ft_usage_run_begin(FtUsageFrame **saved_top)
 void
 ft_usage_run_end(FtUsageFrame *saved_top)
 {
-	ft_usage_top = saved_top;
+	ft_chain_top = saved_top;
 }
 
 /*
@@ -215,18 +218,18 @@ ft_usage_forget_query(const EState *estate)
 {
 	FtUsageFrame *cut = NULL;
 
-	for (FtUsageFrame *f = ft_usage_top; f != NULL; f = f->caller)
+	for (FtUsageFrame *f = ft_chain_top; f != NULL; f = f->caller)
 	{
 		if (f->owner == estate)
 			cut = f;
 	}
 	if (cut != NULL)
-		ft_usage_top = cut->caller;
+		ft_chain_top = cut->caller;
 }
 
 /* Transaction abort: no call is under way any more. */
 void
 ft_usage_reset(void)
 {
-	ft_usage_top = NULL;
+	ft_chain_top = NULL;
 }

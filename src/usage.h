@@ -15,13 +15,15 @@
  * compares the global counters with the values they had at the previous
  * transition, ft_usage_buf and ft_usage_wal (a few vector compares of
  * data in L1, no stores).  Only when they differ does it credit the
- * difference to every frame on the chain (they are all inside a call) and
- * remember the new values (ft_usage_credit_buf/_wal, out of line).
+ * difference to every frame on the chain that counts it (they are all
+ * inside a call) and remember the new values (ft_usage_credit_buf/_wal,
+ * out of line).
  *
- * Why that is exactly stock's number: a frame joins or leaves the chain
- * only at a transition of its own, so between two transitions the chain
- * does not change, and a frame is on the chain at a transition iff it was
- * on it during all the usage since the previous one.  A node's credited
+ * Why that is exactly stock's number: a frame that counts buffers joins
+ * or leaves the chain only at a transition of its own, so between two
+ * transitions the chain's frames that count buffers do not change, and
+ * such a frame is on the chain at a transition iff it was on it during
+ * all the usage since the previous one.  A node's credited
  * usage is therefore the sum of the global counters' growth over the
  * intervals of its calls -- what stock's diff gives -- with no sum over the
  * plan tree at the end (which would be wrong where usage follows call
@@ -39,6 +41,14 @@
  * buffers but not WAL, inside one that counts both, still gives both
  * exactly, since the argument above holds for each counter separately over
  * the frames that check it.
+ *
+ * The chain is also the profiler's (profiler.h): a profiled query's calls
+ * are linked whether or not they count buffers, so that a profiled call
+ * that counts buffers stores two pointers, not four.  A frame linked only
+ * for the profiler joins and leaves with no transition, and is never
+ * credited usage, which the argument above allows; the tick (a signal
+ * handler) reads the chain, so a frame is linked with its caller stored
+ * first.
  *
  * The frame is fasttime's own copy of the node's instrumentation with the
  * chain fields after it: at executor start, node->instrument is pointed at
@@ -72,8 +82,11 @@ typedef struct FtUsageFrame
 	const EState *owner;		/* the query the node belongs to */
 } FtUsageFrame;
 
-/* the chain of calls under way that count buffers or WAL, innermost first */
-extern FtUsageFrame *ft_usage_top;
+/*
+ * the chain of calls under way that count buffers or WAL or are profiled,
+ * innermost first
+ */
+extern FtUsageFrame *volatile ft_chain_top;
 
 /* the global counters at the last transition that compared them */
 extern BufferUsage ft_usage_buf;
@@ -84,6 +97,57 @@ static inline FtUsageFrame *
 ft_usage_frame_of(PlanState *node)
 {
 	return (FtUsageFrame *) node->instrument;
+}
+
+/*
+ * Link a call's frame on top of the chain, and unlink it.  The caller is
+ * stored before the frame is published, for the tick that may walk the
+ * chain in between (the barriers cost no instruction).
+ */
+static pg_attribute_always_inline void
+ft_chain_link(FtUsageFrame *uf)
+{
+	uf->caller = ft_chain_top;
+	pg_compiler_barrier();
+	ft_chain_top = uf;
+	pg_compiler_barrier();
+}
+
+static pg_attribute_always_inline void
+ft_chain_unlink(FtUsageFrame *uf)
+{
+	pg_compiler_barrier();
+	ft_chain_top = uf->caller;
+	pg_compiler_barrier();
+}
+
+/* The node frame a profiler's frame is part of. */
+static inline FtUsageFrame *
+ft_usage_frame_of_prof(FtProfFrame *pf)
+{
+	return (FtUsageFrame *) ((char *) pf - offsetof(FtUsageFrame, prof));
+}
+
+/*
+ * The profiler's frame of the innermost call at or below f that belongs
+ * to a profiled query (frames of other queries are passed over), or NULL.
+ */
+static inline FtProfFrame *
+ft_chain_prof(FtUsageFrame *f)
+{
+	for (; f != NULL; f = f->caller)
+	{
+		if (f->prof.mode != FT_FRAME_NONE)
+			return &f->prof;
+	}
+	return NULL;
+}
+
+/* The profiler's frame of the call a profiled query's call runs in. */
+static inline FtProfFrame *
+ft_prof_below(FtProfFrame *pf)
+{
+	return ft_chain_prof(ft_usage_frame_of_prof(pf)->caller);
 }
 
 /*
