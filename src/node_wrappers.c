@@ -307,7 +307,28 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		pf->start = start;
 		pf->owed_from = start;
 		pf->core_call = pf->core_child && ft_prof_core_will_run(node);
-		ft_chain_link(uf);
+		if (profiled)
+			ft_chain_link(uf);
+		else
+		{
+			/*
+			 * Before the switch: if it comes between the test of the mode
+			 * above and the link, the frame is profiled now, and not in
+			 * flight as far as the switch could see (ft_prof_join_late).
+			 */
+#ifdef FASTTIME_FAULT_INJECTION
+			if (ft_fault_switch_in_link == FT_FAULT_SWITCH_FIRST_CALL ||
+				(ft_fault_switch_in_link == FT_FAULT_SWITCH_CORE_CALL && pf->core_call))
+				ft_prof_fault_switch();
+#endif
+			ft_prof_busy = 1;
+			pg_compiler_barrier();
+			ft_chain_link(uf);
+			if (unlikely(pf->mode == FT_FRAME_PROFILED))
+				ft_prof_join_late(pf, start);
+			pg_compiler_barrier();
+			ft_prof_busy = 0;
+		}
 		result = node->ExecProcNodeReal(node);
 		stop = tsc ? FT_TICKS_AT(1) : (uint64) ft_read_clock_gettime_ns();
 		if (buf || wal)

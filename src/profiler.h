@@ -152,6 +152,10 @@ ft_prof_add(FtNodeInstr *instr, uint64 delta, bool tsc)
 
 extern void ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now,
 							  bool tsc);
+extern void ft_prof_join_late(FtProfFrame *pf, uint64 start);
+#ifdef FASTTIME_FAULT_INJECTION
+extern void ft_prof_fault_switch(void);
+#endif
 
 /* executor hooks' side (profiler.c) */
 extern FtProfQuery *ft_prof_query_create(PlanState *planstate,
