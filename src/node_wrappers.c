@@ -207,9 +207,6 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 	return result;
 }
 
-/* what the fast profiled path reads as its caller's mode when it has none */
-static const volatile uint8 ft_no_caller_mode = FT_FRAME_PROFILED;
-
 /* the out-of-line profiled body: ft_wrap_prof, profiled */
 typedef TupleTableSlot *(*FtProfSlowFn) (PlanState *node, bool tsc, bool buf,
 										 bool wal, bool gather,
@@ -290,6 +287,8 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 	if (profiled && likely(caller == NULL || caller->mode == FT_FRAME_PROFILED) &&
 		likely(!pf->core_child || !ft_prof_core_will_run(node)))
 	{
+		if (ft_prof_gate != FT_FRAME_PROFILED)
+			ft_prof_gate_open();
 		ft_chain_link(uf);
 		result = node->ExecProcNodeReal(node);
 		if (buf || wal)
@@ -301,6 +300,9 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		uint64		start;
 		uint64		stop;
 
+		/* an exact frame on the chain: the fast path's gate shut first */
+		ft_prof_gate = FT_FRAME_NONE;
+		pg_compiler_barrier();
 		if (profiled)
 			pf->mode = FT_FRAME_EXACT;	/* for this call */
 		start = tsc ? FT_TICKS_AT(0) : (uint64) ft_read_clock_gettime_ns();
@@ -374,10 +376,14 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
  * frame is profiled, and so is the call it runs in (or it runs in none).
  * Those take this path, which stores two pointers around the call and
  * reads no clock; the frame is part of the node's own frame (usage.h), at
- * a fixed offset from the pointer the wrapper loads anyway.  Every other
- * call -- an exact one, a node with no profiled frame (whose embedded
- * frame stays exact), a frame in the other mode, a call in a frame of no
- * profiled query -- goes to "slow", ft_wrap_prof out of line, so that the
+ * a fixed offset from the pointer the wrapper loads anyway.  It does not
+ * look at the call it runs in: the gate (ft_prof_gate, profiler.h) is open
+ * only while no frame on the chain is exact, and a frame on the chain
+ * that is not exact is profiled or of no profiled query (passed over by
+ * the ticks).  Every other call -- an exact one, one while the gate is
+ * shut (the first after a stretch of exact calls opens it again), a node
+ * with no profiled frame (whose embedded frame stays exact), a frame in
+ * the other mode -- goes to "slow", ft_wrap_prof out of line, so that the
  * exact machinery costs the plain calls nothing (no registers to save,
  * one test).  A node with a child the executor times itself, whose calls
  * that run that child must be exact, has an instance of its own ("core"),
@@ -394,22 +400,19 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 	FtUsageFrame *uf = ft_usage_frame_of(node);
 	FtNodeInstr *instr = &uf->instr;
 	FtProfFrame *pf = &uf->prof;
-	FtUsageFrame *caller = ft_chain_top;
 	TupleTableSlot *result;
 	double		save_tuplecount;
 	bool		gather_starting = false;
 
-	const volatile uint8 *caller_mode = caller != NULL ?
-		&caller->prof.mode : &ft_no_caller_mode;
-
 	/*
-	 * Both modes are profiled: with modes 0, 1 and 2, only 2 & 2 has bit 1
-	 * set, so one test stands for two, and the null test is a select.
+	 * The frame is profiled and the gate open (no exact frame on the
+	 * chain): with modes 0, 1 and 2, only 2 & 2 has bit 1 set, so one test
+	 * stands for both.
 	 */
 	StaticAssertStmt(FT_FRAME_PROFILED == 2 && FT_FRAME_EXACT == 1 &&
 					 FT_FRAME_NONE == 0, "frame modes are 0, 1 and 2");
 	Assert(core == pf->core_child || pf->mode != FT_FRAME_PROFILED);
-	if (unlikely((pf->mode & *caller_mode & FT_FRAME_PROFILED) == 0 ||
+	if (unlikely((pf->mode & ft_prof_gate & FT_FRAME_PROFILED) == 0 ||
 				 (core && ft_prof_core_will_run(node))))
 		return slow(node, tsc, buf, wal, gather, query_timer);
 
@@ -422,10 +425,7 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 	}
 	if (buf || wal)
 		ft_usage_transition(buf, wal, isa);
-	uf->caller = caller;
-	pg_compiler_barrier();
-	ft_chain_top = uf;
-	pg_compiler_barrier();
+	ft_chain_link(uf);
 	result = node->ExecProcNodeReal(node);
 	if (buf || wal)
 		ft_usage_transition(buf, wal, isa);

@@ -70,6 +70,7 @@
 
 /* the chain, and the clock at the last tick */
 volatile sig_atomic_t ft_prof_busy = 0;
+volatile uint8 ft_prof_gate = FT_FRAME_NONE;
 volatile uint64 ft_prof_last = 0;
 
 /*
@@ -261,6 +262,25 @@ ft_prof_join_late(FtProfFrame *pf, uint64 start)
 		ft_prof_add(pf->instr, at > start ? at - start : 0, ft_prof_tsc);
 		pf->settled = true;
 	}
+}
+
+/*
+ * A plain profiled call found the fast path's gate shut (an exact call
+ * shut it, and may have returned since): open it if no frame on the chain
+ * is exact.  Runs in main code, before the call links its own (profiled)
+ * frame; a tick only ever makes frames profiled, so what the walk finds
+ * stays true until main code links or makes an exact frame, which shuts
+ * the gate first.  One walk per stretch of exact calls.
+ */
+void
+ft_prof_gate_open(void)
+{
+	for (FtProfFrame *f = ft_chain_prof(ft_chain_top); f != NULL; f = ft_prof_below(f))
+	{
+		if (f->mode == FT_FRAME_EXACT)
+			return;
+	}
+	ft_prof_gate = FT_FRAME_PROFILED;
 }
 
 #ifdef FASTTIME_FAULT_INJECTION
