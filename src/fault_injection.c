@@ -130,6 +130,7 @@ typedef enum FtFaultPublish
 int			ft_fault_publish_facts = FT_FAULT_PUBLISH_NONE;
 int			ft_fault_tick_mode = FT_FAULT_TICK_NONE;
 int			ft_fault_tick_at = 1;
+int			ft_fault_switch_in_link = FT_FAULT_SWITCH_NONE;
 double		ft_fault_tick_amount_ns = 0;
 
 /* RDTSCP was faked on a CPU that lacks it: ticks.h reads LFENCE;RDTSC */
@@ -481,6 +482,13 @@ static const struct config_enum_entry fault_tick_modes[] = {
 	{NULL, 0, false}
 };
 
+static const struct config_enum_entry fault_switch_modes[] = {
+	{"none", FT_FAULT_SWITCH_NONE, false},
+	{"first_call", FT_FAULT_SWITCH_FIRST_CALL, false},
+	{"core_call", FT_FAULT_SWITCH_CORE_CALL, false},
+	{NULL, 0, false}
+};
+
 static void
 assign_fault_int(int newval, void *extra)
 {
@@ -534,6 +542,17 @@ ft_fault_define_gucs(void)
 							 &ft_fault_publish_facts,
 							 FT_FAULT_PUBLISH_NONE,
 							 fault_publish_modes,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL,
+							 NULL,
+							 NULL);
+	DefineCustomEnumVariable("fasttime.fault_switch_in_link",
+							 "Fault injection (test builds only): profiled timing's switch comes between an exact call's test of its mode and its link.",
+							 NULL,
+							 &ft_fault_switch_in_link,
+							 FT_FAULT_SWITCH_NONE,
+							 fault_switch_modes,
 							 PGC_USERSET,
 							 GUC_NOT_IN_SAMPLE,
 							 NULL,

@@ -29,6 +29,17 @@ extern void ft_fault_define_gucs(void);
  */
 extern uint64_t ft_fault_wrapper_reads[4];
 
+/*
+ * fasttime.fault_switch_in_link: profiled timing's switch comes, once a
+ * run, between an exact-phase call's test of its frame's mode and the
+ * link of its frame -- where a tick can land -- in the run's first exact
+ * call, or in its first call that runs a child the executor times itself.
+ */
+#define FT_FAULT_SWITCH_NONE		0
+#define FT_FAULT_SWITCH_FIRST_CALL	1
+#define FT_FAULT_SWITCH_CORE_CALL	2
+extern int	ft_fault_switch_in_link;
+
 #endif							/* FASTTIME_FAULT_INJECTION */
 
 #endif							/* FASTTIME_FAULT_INJECTION_H */

@@ -207,6 +207,11 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 	return result;
 }
 
+/* the out-of-line profiled body: ft_wrap_prof, profiled */
+typedef TupleTableSlot *(*FtProfSlowFn) (PlanState *node, bool tsc, bool buf,
+										 bool wal, bool gather,
+										 FtTimer query_timer);
+
 /*
  * Profiled timing (profiler.h).  profiled: the wrapper of the profiled
  * phase, else of the exact phase (before the switch, and for the frames
@@ -251,9 +256,20 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 	}
 	if (unlikely(pf->mode != (profiled ? FT_FRAME_PROFILED : FT_FRAME_EXACT)))
 	{
-		node->ExecProcNode = ft_method(node, profiled ?
-									   (tsc ? FT_TIMER_PROF_PHASE_TSC : FT_TIMER_PROF_PHASE_CLOCK_GETTIME) :
-									   (tsc ? FT_TIMER_PROF_TSC : FT_TIMER_PROF_CLOCK_GETTIME));
+		FtTimer		other;
+
+		/*
+		 * A node with a child the executor times itself gets the profiled
+		 * wrapper that asks whether a call will run that child; no other
+		 * node's profiled calls pay for the question.
+		 */
+		if (profiled)
+			other = tsc ? FT_TIMER_PROF_PHASE_TSC : FT_TIMER_PROF_PHASE_CLOCK_GETTIME;
+		else if (pf->core_child)
+			other = tsc ? FT_TIMER_PROF_CORE_TSC : FT_TIMER_PROF_CORE_CLOCK_GETTIME;
+		else
+			other = tsc ? FT_TIMER_PROF_TSC : FT_TIMER_PROF_CLOCK_GETTIME;
+		node->ExecProcNode = ft_method(node, other);
 		return node->ExecProcNode(node);
 	}
 
@@ -271,6 +287,8 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 	if (profiled && likely(caller == NULL || caller->mode == FT_FRAME_PROFILED) &&
 		likely(!pf->core_child || !ft_prof_core_will_run(node)))
 	{
+		if (ft_prof_gate != FT_FRAME_PROFILED)
+			ft_prof_gate_open();
 		ft_chain_link(uf);
 		result = node->ExecProcNodeReal(node);
 		if (buf || wal)
@@ -282,13 +300,37 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		uint64		start;
 		uint64		stop;
 
+		/* an exact frame on the chain: the fast path's gate shut first */
+		ft_prof_gate = FT_FRAME_NONE;
+		pg_compiler_barrier();
 		if (profiled)
 			pf->mode = FT_FRAME_EXACT;	/* for this call */
 		start = tsc ? FT_TICKS_AT(0) : (uint64) ft_read_clock_gettime_ns();
 		pf->start = start;
 		pf->owed_from = start;
 		pf->core_call = pf->core_child && ft_prof_core_will_run(node);
-		ft_chain_link(uf);
+		if (profiled)
+			ft_chain_link(uf);
+		else
+		{
+			/*
+			 * Before the switch: if it comes between the test of the mode
+			 * above and the link, the frame is profiled now, and not in
+			 * flight as far as the switch could see (ft_prof_join_late).
+			 */
+#ifdef FASTTIME_FAULT_INJECTION
+			if (ft_fault_switch_in_link == FT_FAULT_SWITCH_FIRST_CALL ||
+				(ft_fault_switch_in_link == FT_FAULT_SWITCH_CORE_CALL && pf->core_call))
+				ft_prof_fault_switch();
+#endif
+			ft_prof_busy = 1;
+			pg_compiler_barrier();
+			ft_chain_link(uf);
+			if (unlikely(pf->mode == FT_FRAME_PROFILED))
+				ft_prof_join_late(pf, start);
+			pg_compiler_barrier();
+			ft_prof_busy = 0;
+		}
 		result = node->ExecProcNodeReal(node);
 		stop = tsc ? FT_TICKS_AT(1) : (uint64) ft_read_clock_gettime_ns();
 		if (buf || wal)
@@ -331,38 +373,47 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 /*
  * The profiled phase's wrapper, as the hot path sees it.  Most calls of a
  * profiled query after the switch are plain profiled calls: the node's
- * frame is profiled, so is the call it runs in, and it will not run a
- * child the executor times itself.  Those take this path, which stores
- * two pointers around the call and reads no clock; the frame is part of
- * the node's own frame (usage.h), at a fixed offset from the pointer the
- * wrapper loads anyway.  Every other call -- an exact one, a node with no
- * profiled frame (whose embedded frame stays exact), a frame in the other
- * mode -- goes to "slow", ft_wrap_prof out of line, so that the exact
- * machinery costs the plain calls nothing (no registers to save, no tests
- * but the three below).  The frame used here is the one ft_prof_frame_of
- * finds: a node runs only inside a run of its own query, when its query's
- * frames are current.
+ * frame is profiled, and so is the call it runs in (or it runs in none).
+ * Those take this path, which stores two pointers around the call and
+ * reads no clock; the frame is part of the node's own frame (usage.h), at
+ * a fixed offset from the pointer the wrapper loads anyway.  It does not
+ * look at the call it runs in: the gate (ft_prof_gate, profiler.h) is open
+ * only while no frame on the chain is exact, and a frame on the chain
+ * that is not exact is profiled or of no profiled query (passed over by
+ * the ticks).  Every other call -- an exact one, one while the gate is
+ * shut (the first after a stretch of exact calls opens it again), a node
+ * with no profiled frame (whose embedded frame stays exact), a frame in
+ * the other mode -- goes to "slow", ft_wrap_prof out of line, so that the
+ * exact machinery costs the plain calls nothing (no registers to save,
+ * one test).  A node with a child the executor times itself, whose calls
+ * that run that child must be exact, has an instance of its own ("core"),
+ * which also sends those calls to "slow".  The
+ * frame used here is the one ft_prof_frame_of finds: a node runs only
+ * inside a run of its own query, when its query's frames are current.
  */
-typedef TupleTableSlot *(*FtProfSlowFn) (PlanState *node, bool tsc, bool buf,
-										 bool wal, bool gather,
-										 FtTimer query_timer);
-
 static pg_attribute_always_inline TupleTableSlot *
-ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool buf,
-				  const bool wal, const bool gather, const FtTimer query_timer,
-				  const FtProfSlowFn slow, const int isa)
+ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
+				  const bool buf, const bool wal, const bool gather,
+				  const FtTimer query_timer, const FtProfSlowFn slow,
+				  const int isa)
 {
 	FtUsageFrame *uf = ft_usage_frame_of(node);
 	FtNodeInstr *instr = &uf->instr;
 	FtProfFrame *pf = &uf->prof;
-	FtUsageFrame *caller = ft_chain_top;
 	TupleTableSlot *result;
 	double		save_tuplecount;
 	bool		gather_starting = false;
 
-	if (unlikely(pf->mode != FT_FRAME_PROFILED ||
-				 (caller != NULL && caller->prof.mode != FT_FRAME_PROFILED) ||
-				 (pf->core_child && ft_prof_core_will_run(node))))
+	/*
+	 * The frame is profiled and the gate open (no exact frame on the
+	 * chain): with modes 0, 1 and 2, only 2 & 2 has bit 1 set, so one test
+	 * stands for both.
+	 */
+	StaticAssertStmt(FT_FRAME_PROFILED == 2 && FT_FRAME_EXACT == 1 &&
+					 FT_FRAME_NONE == 0, "frame modes are 0, 1 and 2");
+	Assert(core == pf->core_child || pf->mode != FT_FRAME_PROFILED);
+	if (unlikely((pf->mode & ft_prof_gate & FT_FRAME_PROFILED) == 0 ||
+				 (core && ft_prof_core_will_run(node))))
 		return slow(node, tsc, buf, wal, gather, query_timer);
 
 	if (gather)
@@ -374,10 +425,7 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool buf,
 	}
 	if (buf || wal)
 		ft_usage_transition(buf, wal, isa);
-	uf->caller = caller;
-	pg_compiler_barrier();
-	ft_chain_top = uf;
-	pg_compiler_barrier();
+	ft_chain_link(uf);
 	result = node->ExecProcNodeReal(node);
 	if (buf || wal)
 		ft_usage_transition(buf, wal, isa);
@@ -408,10 +456,18 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool buf,
 	 ft_wrap_prof(node, false, false, b, w, g, FT_TIMER_PROF_PHASE_CLOCK_GETTIME, \
 				  FT_ISA_##isa) : \
 	 (t) == FT_TIMER_PROF_TSC ? \
-	 ft_wrap_prof_fast(node, true, b, w, g, FT_TIMER_PROF_PHASE_TSC, \
+	 ft_wrap_prof_fast(node, true, false, b, w, g, FT_TIMER_PROF_PHASE_TSC, \
 					   ft_##isa##_prof_slow, FT_ISA_##isa) : \
 	 (t) == FT_TIMER_PROF_CLOCK_GETTIME ? \
-	 ft_wrap_prof_fast(node, false, b, w, g, FT_TIMER_PROF_PHASE_CLOCK_GETTIME, \
+	 ft_wrap_prof_fast(node, false, false, b, w, g, \
+					   FT_TIMER_PROF_PHASE_CLOCK_GETTIME, \
+					   ft_##isa##_prof_slow, FT_ISA_##isa) : \
+	 (t) == FT_TIMER_PROF_CORE_TSC ? \
+	 ft_wrap_prof_fast(node, true, true, b, w, g, FT_TIMER_PROF_PHASE_TSC, \
+					   ft_##isa##_prof_slow, FT_ISA_##isa) : \
+	 (t) == FT_TIMER_PROF_CORE_CLOCK_GETTIME ? \
+	 ft_wrap_prof_fast(node, false, true, b, w, g, \
+					   FT_TIMER_PROF_PHASE_CLOCK_GETTIME, \
 					   ft_##isa##_prof_slow, FT_ISA_##isa) : \
 	 ft_wrap(node, (FtTimer) (t), b, w, g, (FtTimer) (t), FT_ISA_##isa))
 #define FT_W1(isa, attr, t, b, w) \
@@ -441,7 +497,8 @@ ft_##isa##_prof_slow(PlanState *node, bool tsc, bool buf, bool wal, \
 	FT_SLOW(isa, attr) \
 	FT_WT(isa, attr, 0) FT_WT(isa, attr, 1) FT_WT(isa, attr, 2) \
 	FT_WT(isa, attr, 3) FT_WT(isa, attr, 4) FT_WT(isa, attr, 5) \
-	FT_WT(isa, attr, 6) FT_WT(isa, attr, 7) FT_WT(isa, attr, 8)
+	FT_WT(isa, attr, 6) FT_WT(isa, attr, 7) FT_WT(isa, attr, 8) \
+	FT_WT(isa, attr, 9) FT_WT(isa, attr, 10)
 
 #define FT_E1(isa, t, b, w) \
 	{ft_##isa##_##t##_##b##_##w##_0, ft_##isa##_##t##_##b##_##w##_1}
@@ -450,7 +507,8 @@ ft_##isa##_prof_slow(PlanState *node, bool tsc, bool buf, bool wal, \
 	 {FT_E1(isa, t, 1, 0), FT_E1(isa, t, 1, 1)}}
 #define FT_EALL(isa) \
 	{FT_ET(isa, 0), FT_ET(isa, 1), FT_ET(isa, 2), FT_ET(isa, 3), FT_ET(isa, 4), \
-	 FT_ET(isa, 5), FT_ET(isa, 6), FT_ET(isa, 7), FT_ET(isa, 8)}
+	 FT_ET(isa, 5), FT_ET(isa, 6), FT_ET(isa, 7), FT_ET(isa, 8), FT_ET(isa, 9), \
+	 FT_ET(isa, 10)}
 
 typedef ExecProcNodeMtd FtWrapperTable[FT_N_TIMERS][2][2][2];
 
@@ -502,10 +560,12 @@ FT_FIRST(5)
 FT_FIRST(6)
 FT_FIRST(7)
 FT_FIRST(8)
+FT_FIRST(9)
+FT_FIRST(10)
 
 static const ExecProcNodeMtd ft_first[FT_N_TIMERS] = {
 	ft_first_0, ft_first_1, ft_first_2, ft_first_3, ft_first_4, ft_first_5,
-	ft_first_6, ft_first_7, ft_first_8
+	ft_first_6, ft_first_7, ft_first_8, ft_first_9, ft_first_10
 };
 
 /* Is this one of the methods we put nodes on? */
@@ -867,6 +927,10 @@ ft_timer_name(FtTimer timer)
 			return "tsc, profiled phase";
 		case FT_TIMER_PROF_CLOCK_GETTIME:
 			return "clock_gettime, profiled phase";
+		case FT_TIMER_PROF_CORE_TSC:
+			return "tsc, profiled phase, core child";
+		case FT_TIMER_PROF_CORE_CLOCK_GETTIME:
+			return "clock_gettime, profiled phase, core child";
 	}
 	return "?";
 }

@@ -31,10 +31,13 @@ typedef enum FtTimer
 	FT_TIMER_PROF_PHASE_CLOCK_GETTIME,
 	/* node-level only: the profiled wrappers the above move nodes to */
 	FT_TIMER_PROF_TSC,
-	FT_TIMER_PROF_CLOCK_GETTIME
+	FT_TIMER_PROF_CLOCK_GETTIME,
+	/* the same, for a node with a child the executor times itself */
+	FT_TIMER_PROF_CORE_TSC,
+	FT_TIMER_PROF_CORE_CLOCK_GETTIME
 } FtTimer;
 
-#define FT_N_TIMERS 9
+#define FT_N_TIMERS 11
 
 /* Values of fasttime.ordered_reads: which TSC reads wait for earlier work. */
 typedef enum FtReadOrder
@@ -50,7 +53,8 @@ ft_timer_is_tsc(FtTimer timer)
 {
 	return timer == FT_TIMER_TSC ||
 		timer == FT_TIMER_TSC_ORDERED || timer == FT_TIMER_TSC_ORDERED_START ||
-		timer == FT_TIMER_PROF_PHASE_TSC || timer == FT_TIMER_PROF_TSC;
+		timer == FT_TIMER_PROF_PHASE_TSC || timer == FT_TIMER_PROF_TSC ||
+		timer == FT_TIMER_PROF_CORE_TSC;
 }
 
 /* Is it profiled? */
@@ -59,7 +63,9 @@ ft_timer_is_profiled(FtTimer timer)
 {
 	return timer == FT_TIMER_PROF_PHASE_TSC ||
 		timer == FT_TIMER_PROF_PHASE_CLOCK_GETTIME ||
-		timer == FT_TIMER_PROF_TSC || timer == FT_TIMER_PROF_CLOCK_GETTIME;
+		timer == FT_TIMER_PROF_TSC || timer == FT_TIMER_PROF_CLOCK_GETTIME ||
+		timer == FT_TIMER_PROF_CORE_TSC ||
+		timer == FT_TIMER_PROF_CORE_CLOCK_GETTIME;
 }
 
 /* Which of its TSC reads are ordered. */

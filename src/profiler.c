@@ -70,6 +70,7 @@
 
 /* the chain, and the clock at the last tick */
 volatile sig_atomic_t ft_prof_busy = 0;
+volatile uint8 ft_prof_gate = FT_FRAME_NONE;
 volatile uint64 ft_prof_last = 0;
 
 /*
@@ -106,6 +107,7 @@ static uint64 ft_prof_run_start = 0;
 static uint64 ft_prof_threshold = 0;
 static double ft_prof_max_calls = 0;	/* the exact prefix's read bound */
 static volatile bool ft_prof_switched = false;
+static volatile uint64 ft_prof_switch_at = 0;	/* the clock at the switch */
 
 /* cost of one read of each clock, ns, measured at first use; 0 unknown */
 static double ft_prof_read_ns[2] = {0, 0};
@@ -226,8 +228,80 @@ ft_prof_switch(uint64 now)
 			q->exact_ms = exact_ms;
 		}
 	}
+	ft_prof_switch_at = now;
 	ft_prof_switched = true;
 }
+
+/*
+ * An exact call of the exact phase's wrapper has just linked its frame and
+ * found it profiled: the switch came after the wrapper tested the mode and
+ * before the link, so it did not find the call in flight, and made the
+ * frame profiled with the rest.  Do now what it would have done a moment
+ * later (the caller holds ft_prof_busy, so no tick runs meanwhile): a call
+ * that runs a child the executor times itself stays exact to its end,
+ * owing the frames below it its time from the switch; any other keeps its
+ * exact time up to the switch and is profiled from there (settled), its
+ * frame on the chain for the ticks.  Without this, the exact time of the
+ * whole call would be added on top of the ticks it gets, and its caller,
+ * which the switch found in flight and credited up to then, would be
+ * credited the call's time from its start once more.
+ */
+void
+ft_prof_join_late(FtProfFrame *pf, uint64 start)
+{
+	uint64		at = ft_prof_switch_at;
+
+	if (pf->core_call)
+	{
+		pf->mode = FT_FRAME_EXACT;
+		pf->owed_from = Max(start, at);
+		pf->switch_pending = true;
+	}
+	else
+	{
+		ft_prof_add(pf->instr, at > start ? at - start : 0, ft_prof_tsc);
+		pf->settled = true;
+	}
+}
+
+/*
+ * A plain profiled call found the fast path's gate shut (an exact call
+ * shut it, and may have returned since): open it if no frame on the chain
+ * is exact.  Runs in main code, before the call links its own (profiled)
+ * frame; a tick only ever makes frames profiled, so what the walk finds
+ * stays true until main code links or makes an exact frame, which shuts
+ * the gate first.  One walk per stretch of exact calls.
+ */
+void
+ft_prof_gate_open(void)
+{
+	for (FtProfFrame *f = ft_chain_prof(ft_chain_top); f != NULL; f = ft_prof_below(f))
+	{
+		if (f->mode == FT_FRAME_EXACT)
+			return;
+	}
+	ft_prof_gate = FT_FRAME_PROFILED;
+}
+
+#ifdef FASTTIME_FAULT_INJECTION
+/*
+ * Fault builds (fasttime.fault_switch_in_link): the switch, now, as the
+ * tick that would land here does it -- unless the run has switched.
+ */
+void
+ft_prof_fault_switch(void)
+{
+	uint64		now;
+
+	if (ft_prof_depth == 0 || ft_prof_switched)
+		return;
+	now = ft_prof_now(ft_prof_tsc);
+	ft_prof_carved = 0;
+	ft_prof_pending = 0;
+	ft_prof_last = now;
+	ft_prof_switch(now);
+}
+#endif
 
 /*
  * The calls the running queries' nodes have made so far (each call

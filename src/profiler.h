@@ -109,6 +109,16 @@ typedef struct FtProfQuery
 /* main code is changing counters of frames on the chain */
 extern volatile sig_atomic_t ft_prof_busy;
 
+/*
+ * The gate of the profiled phase's fast path: FT_FRAME_PROFILED only while
+ * no frame on the chain is exact, so that a call whose own frame is
+ * profiled may take that path without looking at its callers.  Only main
+ * code writes it: an exact call shuts it before its frame is linked (or
+ * made exact), and ft_prof_gate_open opens it again once a walk of the
+ * chain finds no exact frame.  The tick never makes a frame exact.
+ */
+extern volatile uint8 ft_prof_gate;
+
 /* the clock at the last tick */
 extern volatile uint64 ft_prof_last;
 
@@ -152,6 +162,11 @@ ft_prof_add(FtNodeInstr *instr, uint64 delta, bool tsc)
 
 extern void ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now,
 							  bool tsc);
+extern void ft_prof_join_late(FtProfFrame *pf, uint64 start);
+extern void ft_prof_gate_open(void);
+#ifdef FASTTIME_FAULT_INJECTION
+extern void ft_prof_fault_switch(void);
+#endif
 
 /* executor hooks' side (profiler.c) */
 extern FtProfQuery *ft_prof_query_create(PlanState *planstate,

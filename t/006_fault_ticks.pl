@@ -189,6 +189,34 @@ fault_case('serial, jump forward 31 years at read 300', 'yes',
 	like($out, qr/"Actual Rows": 20000(?:\.0+)?,/, 'profiled, slow clock: the scan still counts every row');
 }
 
+# profiled timing's switch landing between an exact call's test of its
+# frame's mode and the link of its frame, where a tick can land: the
+# switch cannot see that call in flight, and makes its frame profiled with
+# the rest.  The call must still count its time once: the root's first
+# call (it lasts the whole run), and a Hash Join's first call (it builds
+# the hash table, and stays exact to its end so as to contain its Hash).
+# Counted twice, the root or the join would hold more than the Execution
+# Time.
+{
+	my $prof = "SET fasttime.clock_source = tsc; $serial SET fasttime.node_timing = profile;
+		SET fasttime.profile_after = 0; SET fasttime.profile_interval = 1;
+		SET enable_mergejoin = off; SET enable_nestloop = off;";
+	my $q = 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*), max(a.t) FROM ft a JOIN ft b USING (g)
+		WHERE a.g % 3 = 0 AND length(b.t || md5(b.g::text)) > 0';
+	for my $where ('first_call', 'core_call')
+	{
+		my ($rc, $out, $err) = ft_sql($node, "$prof SET fasttime.fault_switch_in_link = $where; $q");
+		my ($ok, $msg) = $rc == 0 ? ft_check_explain($out) : (0, $err);
+		ok($ok, "the switch between a call's mode test and its link ($where): no node above the Execution Time ($msg)");
+		my ($top, @nodes) = $rc == 0 ? eval { ft_explain_nodes($out) } : ();
+		my ($join) = grep { ($_->[0]{'Node Type'} // '') eq 'Hash Join' } @nodes;
+		my $hash = $join ? (grep { ($_->{'Node Type'} // '') eq 'Hash' } @{ $join->[0]{Plans} // [] })[0] : undef;
+		ok($join && $hash && $join->[0]{'Actual Total Time'} + 0.01 >= $hash->{'Actual Total Time'},
+			"the switch between a call's mode test and its link ($where): the join contains its Hash ("
+			  . ($join ? $join->[0]{'Actual Total Time'} : '?') . ' >= ' . ($hash ? $hash->{'Actual Total Time'} : '?') . ' ms)');
+	}
+}
+
 # afterwards: a new session is clean, the server never restarted
 fault_case('new session after the faults', 'no', $serial);
 is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $pm_start,
