@@ -59,6 +59,10 @@ SET fasttime.node_timing = profile;
 SELECT derived, top_hits = child_hits AS same_hits
 FROM fu_derived('BUFFERS', 'SELECT count(*) FROM fu');
 RESET fasttime.node_timing;
+-- fasttime.derived_usage = off: every node compares at its own calls
+SET fasttime.derived_usage = off;
+SELECT derived FROM fu_derived('BUFFERS', 'SELECT count(*) FROM fu');
+RESET fasttime.derived_usage;
 
 -- not derived: the Aggregate reads buffers of its own
 -- detoasting an argument (max over text): the Aggregate's own hits

@@ -33,6 +33,7 @@
 FtUsageFrame *volatile ft_chain_top = NULL;
 BufferUsage ft_usage_buf;
 WalUsage	ft_usage_wal;
+bool		ft_derived_usage = true;
 
 /*
  * The buffer counters moved since the last transition: add the growth to
@@ -154,7 +155,7 @@ ft_usage_frame_walker(PlanState *ps, void *context)
 		bool		buf = FT_INSTR_NEED_BUFUSAGE(&pf->instr);
 		bool		wal = FT_INSTR_NEED_WALUSAGE(&pf->instr);
 
-		if ((buf || wal) &&
+		if ((buf || wal) && ft_derived_usage &&
 			buf == FT_INSTR_NEED_BUFUSAGE(&cf->instr) &&
 			wal == FT_INSTR_NEED_WALUSAGE(&cf->instr) &&
 			ft_usage_derivable(ps, outerPlanState(ps)))

@@ -109,6 +109,9 @@ typedef struct FtUsageDerived
  */
 extern FtUsageFrame *volatile ft_chain_top;
 
+/* fasttime.derived_usage: derive usage where provably equal (usage.c) */
+extern bool ft_derived_usage;
+
 /* the global counters at the last transition that compared them */
 extern BufferUsage ft_usage_buf;
 extern WalUsage ft_usage_wal;
