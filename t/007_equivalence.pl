@@ -72,6 +72,14 @@ ft_sql($node, q{
 		INSERT INTO audit VALUES ('row', x);
 		RETURN r;
 	END $$;
+	-- rows made by a query per row, each written to audit (WAL)
+	CREATE FUNCTION ins_rows(n int) RETURNS SETOF int LANGUAGE plpgsql AS $$
+	BEGIN
+		FOR i IN 1..n LOOP
+			INSERT INTO audit VALUES ('fn', i);
+			RETURN NEXT i;
+		END LOOP;
+	END $$;
 	CREATE FUNCTION audit_after() RETURNS trigger LANGUAGE plpgsql AS $$
 	BEGIN
 		INSERT INTO audit VALUES ('after', NEW.g);
@@ -174,6 +182,9 @@ my @cases = (
 	[ 'aggregates of numbers, usage derived', '',
 	  'SELECT count(*), sum(g), avg(k), min(g), max(g::int8), avg(g::float8), count(*) * 2 FROM t WHERE k < 50 HAVING count(*) > 5' ],
 	[ 'aggregate over an aggregate, usage derived', '', 'SELECT sum(c) FROM (SELECT count(*) AS c FROM t) x' ],
+	# the derived child itself writes WAL and reads buffers, in the
+	# queries of the function it scans
+	[ 'aggregate over a function writing WAL, usage derived', $dml_setup, 'SELECT count(*), sum(x) FROM ins_rows(300) x' ],
 	[ 'aggregates under JIT, usage derived', 'SET jit = on; SET jit_above_cost = 0; SET jit_inline_above_cost = 0; SET jit_optimize_above_cost = 0;',
 	  'SELECT count(*), sum(x), max(x) FROM big' ],
 	# ... and the shapes where copying would be wrong: the Aggregate
