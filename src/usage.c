@@ -104,6 +104,7 @@ typedef struct FtFrameWalk
 	int			nroots;
 	PlanState  *current_root;	/* the subplan being walked, or NULL */
 	EState	   *estate;
+	bool		marking;		/* second pass: mark derived frames */
 	FtUsageFrame **derived;		/* derived frames, children first */
 	int			nderived;
 	int			maxderived;
@@ -123,10 +124,11 @@ ft_usage_ptr_cmp(const void *a, const void *b)
  * (which nothing has used yet: the plan has not run) in the query's
  * memory, with the chain fields after it, and point the node at it.  A
  * subplan's root is only entered from the walk over es_subplanstates, so
- * that each node gets one frame (see ft_wrap_walker).  After a node's
- * children have theirs, its outer child's usage is marked derived from
- * the node's when usage_derive.c proves it equal and both count the same
- * things (nodes of one query do); the walk meets the deepest pairs first.
+ * that each node gets one frame (see ft_wrap_walker).  A second pass over
+ * the same nodes, when every instrumented node has its frame, marks a
+ * node's outer child's usage derived from the node's where
+ * usage_derive.c proves it equal and both count the same things (nodes
+ * of one query do); it meets the deepest pairs first.
  */
 static bool
 ft_usage_frame_walker(PlanState *ps, void *context)
@@ -136,7 +138,7 @@ ft_usage_frame_walker(PlanState *ps, void *context)
 	if (ps != w->current_root && w->nroots > 0 &&
 		bsearch(&ps, w->roots, w->nroots, sizeof(PlanState *), ft_usage_ptr_cmp) != NULL)
 		return false;
-	if (ps->instrument != NULL)
+	if (ps->instrument != NULL && !w->marking)
 	{
 		FtUsageFrame *f = MemoryContextAllocZero(w->estate->es_query_cxt,
 												 sizeof(FtUsageFrame));
@@ -147,7 +149,7 @@ ft_usage_frame_walker(PlanState *ps, void *context)
 	}
 	if (planstate_tree_walker(ps, ft_usage_frame_walker, context))
 		return true;
-	if (ps->instrument != NULL && outerPlanState(ps) != NULL &&
+	if (w->marking && ps->instrument != NULL && outerPlanState(ps) != NULL &&
 		outerPlanState(ps)->instrument != NULL)
 	{
 		FtUsageFrame *pf = (FtUsageFrame *) ps->instrument;
@@ -202,12 +204,18 @@ ft_usage_frame_query(PlanState *planstate, List *subplanstates, EState *estate)
 		}
 		qsort(w.roots, w.nroots, sizeof(PlanState *), ft_usage_ptr_cmp);
 	}
-	if (planstate != NULL)
-		(void) ft_usage_frame_walker(planstate, &w);
-	for (int i = 0; i < w.nroots; i++)
+	/* the frames, then (every node having its frame) the derived ones */
+	for (int pass = 0; pass < 2; pass++)
 	{
-		w.current_root = w.roots[i];
-		(void) ft_usage_frame_walker(w.roots[i], &w);
+		w.marking = pass == 1;
+		w.current_root = NULL;
+		if (planstate != NULL)
+			(void) ft_usage_frame_walker(planstate, &w);
+		for (int i = 0; i < w.nroots; i++)
+		{
+			w.current_root = w.roots[i];
+			(void) ft_usage_frame_walker(w.roots[i], &w);
+		}
 	}
 	if (w.roots)
 		pfree(w.roots);
