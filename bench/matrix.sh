@@ -14,6 +14,8 @@
 # as configured by default (try_tsc: plain reads), fasttime plain
 # (fasttime.ordered_reads = off: plain RDTSC), start (the start read
 # ordered), ordered (fasttime.ordered_reads = on: both reads LFENCE;RDTSC),
+# exact_nd (exact with fasttime.derived_usage = off: every node compares
+# its buffer and WAL counters at its own calls),
 # profile, profile2 and profile_cg (fasttime.node_timing = profile: 1 ms ticks, 2 ms ticks, and
 # 1 ms ticks with fasttime.clock_source = clock_gettime); on 19 also
 # stock_system and stock_tsc (stock with the server's timing_clock_source
@@ -30,7 +32,7 @@
 # its "exact" column is then the bookkeeping alone.
 #
 # Usage: bench/matrix.sh [--rounds N] [--workloads "W1 W2"] [--label L]
-#                        [--variants "stock exact plain start ordered profile profile2 profile_cg"]
+#                        [--variants "stock exact exact_nd plain start ordered profile profile2 profile_cg"]
 #                        [--port P] [--rows N] [--modes "off-nobuf off typed nobuf"]
 #                        (19: also stock_system stock_tsc)
 #                        [--profile]  (perf record of W1: exact and profiled as
@@ -87,6 +89,7 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 			   ('off-wal', 'EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, WAL) ')) m(id, prefix),
 	   (VALUES ('stock', 'clock_gettime', ''),
 			   ('exact', 'try_tsc', ''),
+			   ('exact_nd', 'try_tsc', 'fasttime.derived_usage=off'),
 			   ('plain', 'try_tsc', 'fasttime.ordered_reads=off'),
 			   ('start', 'try_tsc', 'fasttime.ordered_reads=start'),
 			   ('ordered', 'try_tsc', 'fasttime.ordered_reads=on'),
@@ -177,6 +180,7 @@ EOF
 			ordered) hdr+=" | exact, both reads ordered" ;;
 			plain) hdr+=" | exact, plain reads" ;;
 			exact) hdr+=" | exact (default reads: $(bpsql -At -c 'SHOW fasttime.ordered_reads'))" ;;
+			exact_nd) hdr+=" | exact, derived_usage off" ;;
 			start) hdr+=" | exact, start read ordered" ;;
 			profile) hdr+=" | profiled (1 ms ticks)" ;;
 			profile2) hdr+=" | profiled (2 ms ticks)" ;;

@@ -44,7 +44,7 @@ END
 $$;
 
 SELECT name, boot_val, context, vartype, enumvals,
-       CASE WHEN vartype = 'integer' THEN setting = boot_val
+       CASE WHEN vartype IN ('integer', 'bool') THEN setting = boot_val
             ELSE setting IN ('auto', 'tsc', 'clock_gettime') END AS setting_ok
   FROM pg_settings
  WHERE name LIKE 'fasttime.%' AND name NOT LIKE 'fasttime.fault%'  -- test builds

@@ -449,4 +449,26 @@ ft_instr_set_firsttuple(FtNodeInstr *instr)
 	RegisterExtensionExplainOption(name, handler)
 #endif
 
+/*
+ * Expression steps whose names changed (usage_derive.c reads a node's
+ * compiled expressions): 18 split EEOP_DONE in two and added one- and
+ * two-argument strict function calls and a one-argument strict input
+ * check for aggregates.  Each macro is a list of case labels.
+ */
+#if PG_VERSION_NUM >= 180000
+#define FT_CASE_EEOP_DONE \
+	case EEOP_DONE_RETURN: \
+	case EEOP_DONE_NO_RETURN:
+#define FT_CASE_EEOP_FUNCEXPR_STRICT_N \
+	case EEOP_FUNCEXPR_STRICT_1: \
+	case EEOP_FUNCEXPR_STRICT_2:
+#define FT_CASE_EEOP_AGG_STRICT_INPUT_CHECK_N \
+	case EEOP_AGG_STRICT_INPUT_CHECK_ARGS_1:
+#else
+#define FT_CASE_EEOP_DONE \
+	case EEOP_DONE:
+#define FT_CASE_EEOP_FUNCEXPR_STRICT_N
+#define FT_CASE_EEOP_AGG_STRICT_INPUT_CHECK_N
+#endif
+
 #endif							/* FASTTIME_COMPAT_H */

@@ -24,6 +24,7 @@
 #include "fault_injection.h"
 #include "node_timing.h"
 #include "profiler.h"
+#include "usage.h"
 
 PG_MODULE_MAGIC;
 
@@ -378,6 +379,22 @@ _PG_init(void)
 							NULL,
 							NULL,
 							NULL);
+
+	DefineCustomBoolVariable("fasttime.derived_usage",
+							 "Takes a plan node's buffer and WAL usage from its parent's where the two are provably equal.",
+							 "Where a node's parent does no buffer or WAL work of its own "
+							 "(an Aggregate of count, sum, avg, min or max over numbers), the "
+							 "node's usage is its parent's: its calls then skip the per-call "
+							 "compares, and its totals are copied from the parent's when the "
+							 "run ends.  The numbers are the same either way; off compares at "
+							 "every call of every node.",
+							 &ft_derived_usage,
+							 true,
+							 PGC_SUSET,
+							 0,
+							 NULL,
+							 NULL,
+							 NULL);
 
 #ifdef FASTTIME_FAULT_INJECTION
 	ft_fault_define_gucs();

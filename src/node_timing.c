@@ -281,6 +281,7 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	FtTimer		timer = FT_TIMER_NONE;
 	bool		wrapped;
 	int			max_id = -1;
+	FtUsageDerived *derived = NULL;
 
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
@@ -302,9 +303,10 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 			ft_node_timing_stats.queries++;
 		}
 		/* the frames first: the profiler's records their instrumentation */
-		ft_usage_frame_query(queryDesc->planstate,
-							 queryDesc->estate->es_subplanstates,
-							 queryDesc->estate);
+		derived = ft_usage_frame_query(queryDesc->planstate,
+									   queryDesc->estate->es_subplanstates,
+									   queryDesc->estate);
+		ft_node_timing_stats.last_query_derived = derived ? derived->n : 0;
 		max_id = wrap_query(queryDesc, timer, "ExecutorStart");
 	}
 
@@ -314,6 +316,7 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	qc->node_timing = (queryDesc->instrument_options & INSTRUMENT_TIMER) != 0;
 	qc->wrapped = wrapped;
 	qc->timer = timer;
+	qc->derived = derived;
 	qc->tsc = wrapped && timer_is_tsc(timer);
 	if (wrapped && ft_timer_is_profiled(timer))
 		qc->prof = ft_prof_query_create(queryDesc->planstate,
@@ -377,6 +380,11 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 		ft_instr_units = saved_units;
 	}
 	PG_END_TRY();
+
+	/* derived usage is complete up to here (nested queries moved notes) */
+	i = find_query_clock(queryDesc);
+	if (i >= 0)
+		ft_usage_derive(query_clocks[i].derived);
 }
 
 /*
@@ -481,6 +489,8 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 
 	/* nested queries may have added or dropped notes meanwhile */
 	i = find_query_clock(queryDesc);
+	if (i >= 0)
+		ft_usage_derive(query_clocks[i].derived);
 	if (i >= 0 && query_clocks[i].tsc && !query_clocks[i].checked)
 		check_clocks(&query_clocks[i]);
 }

@@ -26,6 +26,8 @@ typedef struct FtNodeTimingStats
 	int			last_query_nodes;	/* TSC-timed nodes in the latest one,
 									 * each counted once */
 	int64		disagreements;	/* queries where the TSC disagreed */
+	int			last_query_derived; /* nodes of the latest query on the
+									 * wrappers whose usage is derived */
 } FtNodeTimingStats;
 
 extern FtNodeTimingStats ft_node_timing_stats;
@@ -45,6 +47,8 @@ typedef struct FtQueryClock
 	bool		wrapped;		/* its nodes are on fasttime's wrappers */
 	FtTimer		timer;			/* with this timer, when wrapped */
 	FtProfQuery *prof;			/* its frames, when profiled */
+	struct FtUsageDerived *derived; /* its nodes whose buffer and WAL
+									 * usage is derived (usage.h) */
 	FtInstrUnits units;			/* the unit its nodes' times are written in */
 	bool		tsc;			/* its nodes were timed with the TSC */
 	bool		checked;		/* ExecutorFinish compared the clocks */

@@ -528,15 +528,24 @@ static const FtWrapperTable ft_avx512_table = FT_EALL(avx512);
 static const FtWrapperTable *ft_table = &ft_portable_table;
 static const char *ft_isa_name = "portable";
 
-/* The wrapper a node gets for good, by what it needs. */
+/*
+ * The wrapper a node gets for good, by what it needs.  A node whose usage
+ * is derived from its parent's (usage.h) gets the wrapper of a node that
+ * counts neither: no transitions, and for profiled timing a link for the
+ * ticks alone.
+ */
 static inline ExecProcNodeMtd
 ft_method(PlanState *ps, FtTimer timer)
 {
 	FtNodeInstr *instr = ps->instrument;
 	bool		gather = IsA(ps, GatherState) || IsA(ps, GatherMergeState);
+	bool		buf = FT_INSTR_NEED_BUFUSAGE(instr);
+	bool		wal = FT_INSTR_NEED_WALUSAGE(instr);
 
-	return (*ft_table)[timer][FT_INSTR_NEED_BUFUSAGE(instr) ? 1 : 0]
-		[FT_INSTR_NEED_WALUSAGE(instr) ? 1 : 0][gather ? 1 : 0];
+	/* (a node that counts either has a frame: the wrappers link it) */
+	if ((buf || wal) && ft_usage_frame_of(ps)->usage_from != NULL)
+		buf = wal = false;
+	return (*ft_table)[timer][buf ? 1 : 0][wal ? 1 : 0][gather ? 1 : 0];
 }
 
 /*

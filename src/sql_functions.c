@@ -669,6 +669,8 @@ fasttime_status(PG_FUNCTION_ARGS)
 				  psprintf(INT64_FORMAT, ft_node_timing_stats.queries));
 	ft_status_row(rsinfo, "tsc_timed_nodes_last_query",
 				  psprintf("%d", ft_node_timing_stats.last_query_nodes));
+	ft_status_row(rsinfo, "usage_derived_nodes_last_query",
+				  psprintf("%d", ft_node_timing_stats.last_query_derived));
 	ft_status_row(rsinfo, "tsc_disagreements",
 				  psprintf(INT64_FORMAT, ft_node_timing_stats.disagreements));
 	ft_status_row(rsinfo, "ordered_reads",

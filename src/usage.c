@@ -28,14 +28,19 @@
 #include "utils/memutils.h"
 
 #include "usage.h"
+#include "usage_derive.h"
 
 FtUsageFrame *volatile ft_chain_top = NULL;
 BufferUsage ft_usage_buf;
 WalUsage	ft_usage_wal;
+bool		ft_derived_usage = true;
 
 /*
  * The buffer counters moved since the last transition: add the growth to
  * every frame on the chain that counts buffers, and remember the counters.
+ * A derived frame (usage_from) is passed over: it is linked only for the
+ * profiler, joins and leaves with no transition, and gets its totals
+ * from its parent's at the end of the run.
  * Lane by lane in two's complement, which is the sum stock's
  * BufferUsageAccumDiff makes field by field; up to 15 the I/O times are
  * struct timespec, normalized after each add as stock keeps them (a
@@ -58,7 +63,7 @@ ft_usage_credit_buf(void)
 	{
 		int64	   *acc;
 
-		if (!FT_INSTR_NEED_BUFUSAGE(&f->instr))
+		if (!FT_INSTR_NEED_BUFUSAGE(&f->instr) || f->usage_from != NULL)
 			continue;
 		acc = (int64 *) FT_INSTR_BUFUSAGE(&f->instr);
 		for (int i = 0; i < (int) FT_BUFUSAGE_LANES; i++)
@@ -84,7 +89,7 @@ ft_usage_credit_wal(void)
 	{
 		int64	   *acc;
 
-		if (!FT_INSTR_NEED_WALUSAGE(&f->instr))
+		if (!FT_INSTR_NEED_WALUSAGE(&f->instr) || f->usage_from != NULL)
 			continue;
 		acc = (int64 *) FT_INSTR_WALUSAGE(&f->instr);
 		for (int i = 0; i < (int) FT_WALUSAGE_LANES; i++)
@@ -99,6 +104,10 @@ typedef struct FtFrameWalk
 	int			nroots;
 	PlanState  *current_root;	/* the subplan being walked, or NULL */
 	EState	   *estate;
+	bool		marking;		/* second pass: mark derived frames */
+	FtUsageFrame **derived;		/* derived frames, children first */
+	int			nderived;
+	int			maxderived;
 } FtFrameWalk;
 
 static int
@@ -115,7 +124,11 @@ ft_usage_ptr_cmp(const void *a, const void *b)
  * (which nothing has used yet: the plan has not run) in the query's
  * memory, with the chain fields after it, and point the node at it.  A
  * subplan's root is only entered from the walk over es_subplanstates, so
- * that each node gets one frame (see ft_wrap_walker).
+ * that each node gets one frame (see ft_wrap_walker).  A second pass over
+ * the same nodes, when every instrumented node has its frame, marks a
+ * node's outer child's usage derived from the node's where
+ * usage_derive.c proves it equal and both count the same things (nodes
+ * of one query do); it meets the deepest pairs first.
  */
 static bool
 ft_usage_frame_walker(PlanState *ps, void *context)
@@ -125,7 +138,7 @@ ft_usage_frame_walker(PlanState *ps, void *context)
 	if (ps != w->current_root && w->nroots > 0 &&
 		bsearch(&ps, w->roots, w->nroots, sizeof(PlanState *), ft_usage_ptr_cmp) != NULL)
 		return false;
-	if (ps->instrument != NULL)
+	if (ps->instrument != NULL && !w->marking)
 	{
 		FtUsageFrame *f = MemoryContextAllocZero(w->estate->es_query_cxt,
 												 sizeof(FtUsageFrame));
@@ -134,7 +147,33 @@ ft_usage_frame_walker(PlanState *ps, void *context)
 		f->owner = w->estate;
 		ps->instrument = &f->instr;
 	}
-	return planstate_tree_walker(ps, ft_usage_frame_walker, context);
+	if (planstate_tree_walker(ps, ft_usage_frame_walker, context))
+		return true;
+	if (w->marking && ps->instrument != NULL && outerPlanState(ps) != NULL &&
+		outerPlanState(ps)->instrument != NULL)
+	{
+		FtUsageFrame *pf = (FtUsageFrame *) ps->instrument;
+		FtUsageFrame *cf = (FtUsageFrame *) outerPlanState(ps)->instrument;
+		bool		buf = FT_INSTR_NEED_BUFUSAGE(&pf->instr);
+		bool		wal = FT_INSTR_NEED_WALUSAGE(&pf->instr);
+
+		if ((buf || wal) && ft_derived_usage &&
+			buf == FT_INSTR_NEED_BUFUSAGE(&cf->instr) &&
+			wal == FT_INSTR_NEED_WALUSAGE(&cf->instr) &&
+			ft_usage_derivable(ps, outerPlanState(ps)))
+		{
+			if (w->nderived == w->maxderived)
+			{
+				w->maxderived = w->maxderived * 2 + 4;
+				w->derived = w->derived == NULL ?
+					palloc(sizeof(FtUsageFrame *) * w->maxderived) :
+					repalloc(w->derived, sizeof(FtUsageFrame *) * w->maxderived);
+			}
+			cf->usage_from = pf;
+			w->derived[w->nderived++] = cf;
+		}
+	}
+	return false;
 }
 
 /*
@@ -143,10 +182,13 @@ ft_usage_frame_walker(PlanState *ps, void *context)
  * node of the query, the main tree and each subplan.  Every node a
  * wrapper can ever run for is among them: the wrappers are only given to
  * nodes of this tree, here or by the later walks over the same tree.
+ * Returns the frames whose usage is derived (usage_derive.c), parents
+ * first, in the query's memory; NULL when there are none.
  */
-void
+FtUsageDerived *
 ft_usage_frame_query(PlanState *planstate, List *subplanstates, EState *estate)
 {
+	FtUsageDerived *result = NULL;
 	FtFrameWalk w;
 	ListCell   *lc;
 
@@ -162,15 +204,56 @@ ft_usage_frame_query(PlanState *planstate, List *subplanstates, EState *estate)
 		}
 		qsort(w.roots, w.nroots, sizeof(PlanState *), ft_usage_ptr_cmp);
 	}
-	if (planstate != NULL)
-		(void) ft_usage_frame_walker(planstate, &w);
-	for (int i = 0; i < w.nroots; i++)
+	/* the frames, then (every node having its frame) the derived ones */
+	for (int pass = 0; pass < 2; pass++)
 	{
-		w.current_root = w.roots[i];
-		(void) ft_usage_frame_walker(w.roots[i], &w);
+		w.marking = pass == 1;
+		w.current_root = NULL;
+		if (planstate != NULL)
+			(void) ft_usage_frame_walker(planstate, &w);
+		for (int i = 0; i < w.nroots; i++)
+		{
+			w.current_root = w.roots[i];
+			(void) ft_usage_frame_walker(w.roots[i], &w);
+		}
 	}
 	if (w.roots)
 		pfree(w.roots);
+	if (w.nderived > 0)
+	{
+		result = MemoryContextAlloc(estate->es_query_cxt,
+									offsetof(FtUsageDerived, frames) +
+									sizeof(FtUsageFrame *) * w.nderived);
+		result->n = w.nderived;
+		/* the walk met children first; parents must be copied first */
+		for (int i = 0; i < w.nderived; i++)
+			result->frames[i] = w.derived[w.nderived - 1 - i];
+		pfree(w.derived);
+	}
+	return result;
+}
+
+/*
+ * A run of the query has ended (ExecutorRun or ExecutorFinish returned,
+ * in a parallel worker before its instrumentation is reported): give each
+ * derived frame its parent's totals, which are complete up to here.  The
+ * parents come first, so a chain of derived frames copies down.  Nothing
+ * reads a node's totals during a run.
+ */
+void
+ft_usage_derive(const FtUsageDerived *derived)
+{
+	if (derived == NULL)
+		return;
+	for (int i = 0; i < derived->n; i++)
+	{
+		FtUsageFrame *f = derived->frames[i];
+
+		if (FT_INSTR_NEED_BUFUSAGE(&f->instr))
+			*FT_INSTR_BUFUSAGE(&f->instr) = *FT_INSTR_BUFUSAGE(&f->usage_from->instr);
+		if (FT_INSTR_NEED_WALUSAGE(&f->instr))
+			*FT_INSTR_WALUSAGE(&f->instr) = *FT_INSTR_WALUSAGE(&f->usage_from->instr);
+	}
 }
 
 /*

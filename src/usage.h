@@ -36,6 +36,14 @@
  * stock's diff; the chain's frames, their callers, receive the same usage
  * at the next transition, as their stock diff would include it.
  *
+ * One shape needs no transitions at all: a node whose parent provably
+ * does no buffer or WAL work of its own between and around its calls
+ * (an Aggregate of count(*), sum, min, max over its input:
+ * usage_derive.c) has exactly its parent's totals.  Its calls take the
+ * wrappers that count rows only (or, profiled, link for the ticks alone),
+ * and at the end of each run its totals are copied from the parent's
+ * (ft_usage_derive).
+ *
  * WAL and buffers keep a snapshot each, and a frame is credited only with
  * what its node counts (need_bufusage, need_walusage): a query that counts
  * buffers but not WAL, inside one that counts both, still gives both
@@ -80,13 +88,29 @@ typedef struct FtUsageFrame
 	FtProfFrame prof;			/* the profiler's frame (profiler.h): a
 								 * profiled call reaches it with no load */
 	const EState *owner;		/* the query the node belongs to */
+	struct FtUsageFrame *usage_from;	/* when not NULL, this node's usage
+										 * is this frame's (usage_derive.c):
+										 * its calls make no transitions */
 } FtUsageFrame;
+
+/*
+ * The frames of one query whose usage is derived, parents before their
+ * children (a derived frame's usage_from may itself be derived).
+ */
+typedef struct FtUsageDerived
+{
+	int			n;
+	FtUsageFrame *frames[FLEXIBLE_ARRAY_MEMBER];
+} FtUsageDerived;
 
 /*
  * the chain of calls under way that count buffers or WAL or are profiled,
  * innermost first
  */
 extern FtUsageFrame *volatile ft_chain_top;
+
+/* fasttime.derived_usage: derive usage where provably equal (usage.c) */
+extern bool ft_derived_usage;
 
 /* the global counters at the last transition that compared them */
 extern BufferUsage ft_usage_buf;
@@ -273,8 +297,10 @@ ft_usage_transition(const bool buf, const bool wal, const int isa)
 }
 
 /* executor hooks' side (usage.c) */
-extern void ft_usage_frame_query(PlanState *planstate, List *subplanstates,
-								 EState *estate);
+extern FtUsageDerived *ft_usage_frame_query(PlanState *planstate,
+											List *subplanstates,
+											EState *estate);
+extern void ft_usage_derive(const FtUsageDerived *derived);
 extern void ft_usage_run_begin(FtUsageFrame **saved_top);
 extern void ft_usage_run_end(FtUsageFrame *saved_top);
 extern void ft_usage_forget_query(const EState *estate);

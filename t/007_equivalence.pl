@@ -41,6 +41,9 @@ ft_sql($node, q{
 	CREATE INDEX t_g ON t (g);
 	CREATE TABLE u AS SELECT g, g % 7 AS m FROM generate_series(1, 3000) g;
 	CREATE TABLE big AS SELECT g AS x FROM generate_series(1, 200000) g;
+	-- values past the TOAST threshold that do not compress: out of line
+	CREATE TABLE tt AS SELECT g AS id, (SELECT string_agg(md5(g::text || x::text), '')
+		FROM generate_series(1, 100) x) AS big FROM generate_series(1, 300) g;
 	CREATE TABLE p (id int, v int) PARTITION BY RANGE (id);
 	CREATE TABLE p1 PARTITION OF p FOR VALUES FROM (0) TO (5000);
 	CREATE TABLE p2 PARTITION OF p FOR VALUES FROM (5000) TO (10000);
@@ -68,6 +71,14 @@ ft_sql($node, q{
 		SELECT count(*) INTO r FROM u WHERE g = x;
 		INSERT INTO audit VALUES ('row', x);
 		RETURN r;
+	END $$;
+	-- rows made by a query per row, each written to audit (WAL)
+	CREATE FUNCTION ins_rows(n int) RETURNS SETOF int LANGUAGE plpgsql AS $$
+	BEGIN
+		FOR i IN 1..n LOOP
+			INSERT INTO audit VALUES ('fn', i);
+			RETURN NEXT i;
+		END LOOP;
 	END $$;
 	CREATE FUNCTION audit_after() RETURNS trigger LANGUAGE plpgsql AS $$
 	BEGIN
@@ -164,6 +175,23 @@ my @cases = (
 	# to completion in ExecutorFinish
 	[ 'writable CTE finished in ExecutorFinish', $dml_setup,
 	  'WITH d AS (UPDATE w SET pad = \'z\' WHERE k = 2 RETURNING g) SELECT count(*) FROM u' ],
+	# an Aggregate that provably does no buffer or WAL work of its own:
+	# its child's usage is copied from it (src/usage_derive.c), here, in a
+	# chain of two, in parallel workers (the partial aggregate above) and
+	# under JIT
+	[ 'aggregates of numbers, usage derived', '',
+	  'SELECT count(*), sum(g), avg(k), min(g), max(g::int8), avg(g::float8), count(*) * 2 FROM t WHERE k < 50 HAVING count(*) > 5' ],
+	[ 'aggregate over an aggregate, usage derived', '', 'SELECT sum(c) FROM (SELECT count(*) AS c FROM t) x' ],
+	# the derived child itself writes WAL and reads buffers, in the
+	# queries of the function it scans
+	[ 'aggregate over a function writing WAL, usage derived', $dml_setup, 'SELECT count(*), sum(x) FROM ins_rows(300) x' ],
+	[ 'aggregates under JIT, usage derived', 'SET jit = on; SET jit_above_cost = 0; SET jit_inline_above_cost = 0; SET jit_optimize_above_cost = 0;',
+	  'SELECT count(*), sum(x), max(x) FROM big' ],
+	# ... and the shapes where copying would be wrong: the Aggregate
+	# detoasts its argument (the TOAST table's buffers are its own), runs a
+	# query in its target list, or reads WAL-writing functions per row
+	[ 'aggregate detoasting its argument', '', 'SELECT count(*), max(big) FROM tt' ],
+	[ 'aggregate running a query in its target list', $dml_setup, 'SELECT note_row(count(*)::int) FROM t WHERE g < 3000' ],
 	# AFTER triggers run in ExecutorFinish, inside no node's call
 	[ 'insert with an AFTER trigger', "$dml_setup CREATE TRIGGER w_after AFTER INSERT ON w FOR EACH ROW EXECUTE FUNCTION audit_after();",
 	  'INSERT INTO w SELECT g, g % 10, repeat(\'y\', 50) FROM generate_series(5001, 6000) g' ],

@@ -1,0 +1,315 @@
+/*-------------------------------------------------------------------------
+ *
+ * usage_derive.c
+ *	  Which plan nodes' buffer and WAL usage is, provably, their parent's:
+ *	  such a node's calls need no transitions.
+ *
+ * Stock gives a node the usage during its calls (usage.h).  Take a parent
+ * P and its child C where
+ *
+ *	 (a) every call of C happens inside a call of P, and so does every
+ *		 stock start/stop pair around C (ExecShutdownNode's) -- or moves
+ *		 no counter; and
+ *	 (b) P's own work, everything P does in its calls outside C's calls,
+ *		 moves no buffer or WAL counter.
+ *
+ * Then the usage during C's calls is the usage during P's calls: C's
+ * stock totals equal P's, whatever C does.  fasttime then gives C no
+ * transitions (its calls take the wrappers that count rows only) and,
+ * when a run of the query ends, copies P's totals -- exact, credited at
+ * P's transitions -- to C (ft_usage_derive, usage.c).  That takes two
+ * 20-lane compares off every call of C, which is most of what buffer
+ * counting costs where C passes many rows to P: `count(*)` over a scan.
+ *
+ * Proving (b) of an arbitrary node is impossible from outside the node's
+ * code, so it is proved of one shape only, and every piece of that shape
+ * is checked against a list of what is known to touch no buffer:
+ *
+ * - P is an Aggregate that aggregates its whole input (AGG_PLAIN), with
+ *   no grouping sets, no DISTINCT or ORDER BY inside an aggregate (those
+ *   sort, and a sort may spill to temporary files), no InitPlans or
+ *   SubPlans of its own.  Between two calls of C such a node only
+ *   evaluates its transition expression on C's tuple; after the last one
+ *   it runs the final functions and evaluates its HAVING qual and its
+ *   target list.
+ * - Every step of those expressions is of a kind that calls nothing
+ *   outside the executor (fetching a tuple's attributes from a slot of a
+ *   core type, Vars, Consts, boolean logic, null tests, aggregate
+ *   bookkeeping), or calls a function of the list below.  A slot of
+ *   another kind (a table access method's) could read buffers while it
+ *   deforms; a parameter could run an InitPlan; a SubPlan, a sequence, an
+ *   I/O conversion could read anything: none is accepted.
+ * - Every function called -- in an expression, or as the aggregate's
+ *   transition, final or serialization function -- is one of a fixed
+ *   list of built-in arithmetic and aggregate support functions whose
+ *   arguments are pass-by-value or an aggregate's own in-memory state.
+ *   None of them reads a buffer or writes WAL, and none receives a value
+ *   that could be a pointer into TOAST (detoasting reads buffers: the
+ *   reason max(text) is not on the list).
+ *
+ * And (a):
+ *
+ * - Only P calls C (C is P's outer plan).  C's parameters: a node whose
+ *   parameter changed is rescanned inside ExecProcNode, which for C is
+ *   inside P's call but outside C's, and a rescan can read buffers (an
+ *   index scan re-reading a leaf page to mark dead items).  So C must
+ *   depend on no parameter at all (its allParam is empty); P's own
+ *   rescans happen outside P's calls and reach C the same way.
+ * - ExecShutdownNode runs stock's start/stop pair around each node that
+ *   is running; C may be running when P is not (after P's rescan), and
+ *   then C's pair is not inside P's.  The shutdown of a Gather, Gather
+ *   Merge, Foreign or Custom Scan can move the counters (a Gather adds
+ *   its workers' usage); no other node's does.  So C's subtree must hold
+ *   none of those.
+ *
+ * P's and C's frames must count the same things (they do: one query's
+ * nodes share its instrument options).  A chain of such pairs (an
+ * Aggregate over an Aggregate over a scan) derives top-down.
+ *
+ * The check runs once per query at executor start, on the executor's
+ * compiled expressions, so it judges what will run (the same steps the
+ * JIT compiles, if it does).
+ *
+ * src/usage_derive.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "compat.h"
+
+#include "executor/execExpr.h"
+#include "executor/nodeAgg.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/fmgroids.h"
+
+#include "usage_derive.h"
+
+/*
+ * Built-in functions that read no buffer, write no WAL and take no
+ * argument that could point into TOAST: integer and float arithmetic and
+ * comparisons, and the support functions of count, sum, avg, min and max
+ * over integers and floats (their states are pass-by-value, or built in
+ * memory by the aggregate itself: an int8[] or an internal struct).
+ */
+static const Oid ft_quiet_functions[] = {
+	/* count(*), count(any) */
+	F_INT8INC, F_INT8INC_ANY,
+	/* sum, avg over integers */
+	F_INT2_SUM, F_INT4_SUM,
+	F_INT2_AVG_ACCUM, F_INT4_AVG_ACCUM, F_INT8_AVG_ACCUM,
+	F_INT8_AVG, F_NUMERIC_POLY_SUM, F_NUMERIC_POLY_AVG,
+	F_INT8_AVG_SERIALIZE, F_NUMERIC_POLY_SERIALIZE,
+	/* min, max */
+	F_INT2LARGER, F_INT2SMALLER, F_INT4LARGER, F_INT4SMALLER,
+	F_INT8LARGER, F_INT8SMALLER,
+	F_FLOAT4LARGER, F_FLOAT4SMALLER, F_FLOAT8LARGER, F_FLOAT8SMALLER,
+	/* sum, avg over floats */
+	F_FLOAT4PL, F_FLOAT8PL, F_FLOAT4_ACCUM, F_FLOAT8_ACCUM, F_FLOAT8_AVG,
+	/* conversions, arithmetic and comparisons */
+	F_INT8_INT4, F_FLOAT8_INT2, F_FLOAT8_INT4, F_FLOAT8_INT8,
+	F_INT4PL, F_INT4MI, F_INT4MUL, F_INT4DIV,
+	F_INT8PL, F_INT8MI, F_INT8MUL, F_INT8DIV,
+	F_INT48PL, F_INT48MI, F_INT48MUL, F_INT48DIV,
+	F_INT84PL, F_INT84MI, F_INT84MUL, F_INT84DIV,
+	F_FLOAT8MI, F_FLOAT8MUL, F_FLOAT8DIV,
+	F_INT4EQ, F_INT4NE, F_INT4LT, F_INT4LE, F_INT4GT, F_INT4GE,
+	F_INT8EQ, F_INT8NE, F_INT8LT, F_INT8LE, F_INT8GT, F_INT8GE,
+	F_INT48EQ, F_INT48NE, F_INT48LT, F_INT48LE, F_INT48GT, F_INT48GE,
+	F_INT84EQ, F_INT84NE, F_INT84LT, F_INT84LE, F_INT84GT, F_INT84GE,
+	F_FLOAT8EQ, F_FLOAT8NE, F_FLOAT8LT, F_FLOAT8LE, F_FLOAT8GT, F_FLOAT8GE,
+};
+
+/*
+ * Is fn one of the functions above?  InvalidOid (no such function: an
+ * aggregate without a final function) is accepted when absent_ok.
+ */
+static bool
+ft_function_quiet(Oid fn, bool absent_ok)
+{
+	if (!OidIsValid(fn))
+		return absent_ok;
+	for (int i = 0; i < (int) lengthof(ft_quiet_functions); i++)
+	{
+		if (ft_quiet_functions[i] == fn)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Does deforming a tuple in a slot of this kind read nothing?  The core
+ * slot kinds deform tuples already in memory (a buffer tuple's page is
+ * pinned); a table access method's own kind might fetch columns lazily.
+ * A slot whose kind is not fixed at executor start is not known.
+ */
+static bool
+ft_fetch_quiet(const ExprEvalStep *op)
+{
+	const TupleTableSlotOps *kind = op->d.fetch.kind;
+
+	if (!op->d.fetch.fixed)
+		return false;
+	return kind == &TTSOpsVirtual || kind == &TTSOpsHeapTuple ||
+		kind == &TTSOpsMinimalTuple || kind == &TTSOpsBufferHeapTuple;
+}
+
+/*
+ * Does evaluating this compiled expression read no buffer and write no
+ * WAL, whatever its input?  Step by step: only the kinds of step listed
+ * are accepted, and a function call only of the functions above.  A
+ * missing expression does nothing.
+ */
+static bool
+ft_expr_quiet(ExprState *state)
+{
+	if (state == NULL)
+		return true;
+	for (int i = 0; i < state->steps_len; i++)
+	{
+		ExprEvalStep *op = &state->steps[i];
+
+		switch (ExecEvalStepOp(state, op))
+		{
+				FT_CASE_EEOP_DONE
+			case EEOP_INNER_VAR:
+			case EEOP_OUTER_VAR:
+			case EEOP_SCAN_VAR:
+			case EEOP_ASSIGN_INNER_VAR:
+			case EEOP_ASSIGN_OUTER_VAR:
+			case EEOP_ASSIGN_SCAN_VAR:
+			case EEOP_ASSIGN_TMP:
+			case EEOP_ASSIGN_TMP_MAKE_RO:
+			case EEOP_CONST:
+			case EEOP_BOOL_AND_STEP_FIRST:
+			case EEOP_BOOL_AND_STEP:
+			case EEOP_BOOL_AND_STEP_LAST:
+			case EEOP_BOOL_OR_STEP_FIRST:
+			case EEOP_BOOL_OR_STEP:
+			case EEOP_BOOL_OR_STEP_LAST:
+			case EEOP_BOOL_NOT_STEP:
+			case EEOP_QUAL:
+			case EEOP_JUMP:
+			case EEOP_JUMP_IF_NULL:
+			case EEOP_JUMP_IF_NOT_NULL:
+			case EEOP_JUMP_IF_NOT_TRUE:
+			case EEOP_NULLTEST_ISNULL:
+			case EEOP_NULLTEST_ISNOTNULL:
+			case EEOP_AGGREF:
+			case EEOP_AGG_STRICT_INPUT_CHECK_ARGS:
+				FT_CASE_EEOP_AGG_STRICT_INPUT_CHECK_N
+			case EEOP_AGG_STRICT_INPUT_CHECK_NULLS:
+			case EEOP_AGG_PLAIN_PERGROUP_NULLCHECK:
+
+				/*
+				 * the transition calls: the transition function is
+				 * checked with the aggregate (ft_agg_quiet)
+				 */
+			case EEOP_AGG_PLAIN_TRANS_INIT_STRICT_BYVAL:
+			case EEOP_AGG_PLAIN_TRANS_STRICT_BYVAL:
+			case EEOP_AGG_PLAIN_TRANS_BYVAL:
+			case EEOP_AGG_PLAIN_TRANS_INIT_STRICT_BYREF:
+			case EEOP_AGG_PLAIN_TRANS_STRICT_BYREF:
+			case EEOP_AGG_PLAIN_TRANS_BYREF:
+				break;
+			case EEOP_INNER_FETCHSOME:
+			case EEOP_OUTER_FETCHSOME:
+			case EEOP_SCAN_FETCHSOME:
+				if (!ft_fetch_quiet(op))
+					return false;
+				break;
+			case EEOP_FUNCEXPR:
+			case EEOP_FUNCEXPR_STRICT:
+				FT_CASE_EEOP_FUNCEXPR_STRICT_N
+					if (!ft_function_quiet(op->d.func.finfo->fn_oid, false))
+					return false;
+				break;
+			default:
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Is this node an Aggregate whose own work -- all it does in its calls
+ * outside its child's -- reads no buffer and writes no WAL?  See the
+ * file's header for the shape and why each condition is needed.
+ */
+static bool
+ft_agg_quiet(PlanState *ps)
+{
+	AggState   *as;
+	Agg		   *agg;
+
+	if (!IsA(ps, AggState))
+		return false;
+	as = (AggState *) ps;
+	agg = (Agg *) ps->plan;
+	if (as->aggstrategy != AGG_PLAIN || agg->groupingSets != NIL ||
+		agg->chain != NIL || as->sort_in != NULL || as->sort_out != NULL)
+		return false;
+	if (ps->plan->initPlan != NIL || ps->initPlan != NIL ||
+		ps->subPlan != NIL)
+		return false;
+	if (!ft_expr_quiet(ps->qual) ||
+		(ps->ps_ProjInfo != NULL && !ft_expr_quiet(&ps->ps_ProjInfo->pi_state)))
+		return false;
+	for (int p = 0; p < as->numphases; p++)
+	{
+		if (!ft_expr_quiet(as->phases[p].evaltrans))
+			return false;
+	}
+	for (int i = 0; i < as->numtrans; i++)
+	{
+		AggStatePerTrans pertrans = &as->pertrans[i];
+
+		if (pertrans->numSortCols != 0 || pertrans->numDistinctCols != 0)
+			return false;
+		if (!ft_function_quiet(pertrans->transfn_oid, false) ||
+			!ft_function_quiet(pertrans->serialfn_oid, true) ||
+			OidIsValid(pertrans->deserialfn_oid))
+			return false;
+	}
+	for (int i = 0; i < as->numaggs; i++)
+	{
+		if (!ft_function_quiet(as->peragg[i].finalfn_oid, true))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Can this subtree's shutdown move the counters?  A Gather or Gather
+ * Merge adds its workers' usage when it shuts down; a Foreign or Custom
+ * Scan's shutdown is its provider's code.  Nothing else does any I/O
+ * there.
+ */
+static bool
+ft_shutdown_may_count(PlanState *ps, void *context)
+{
+	if (ps == NULL)
+		return false;
+	if (IsA(ps, GatherState) || IsA(ps, GatherMergeState) ||
+		IsA(ps, ForeignScanState) || IsA(ps, CustomScanState))
+		return true;
+	return planstate_tree_walker(ps, ft_shutdown_may_count, context);
+}
+
+/*
+ * May child's buffer and WAL totals be taken from parent's at the end of
+ * each run, its calls making no transitions?  Yes when parent is the
+ * shape of the file's header and child is its outer plan, depends on no
+ * parameter, and has nothing below it whose shutdown counts usage.
+ */
+bool
+ft_usage_derivable(PlanState *parent, PlanState *child)
+{
+	if (parent == NULL || child == NULL || outerPlanState(parent) != child)
+		return false;
+	if (parent->instrument == NULL || child->instrument == NULL)
+		return false;
+	if (!bms_is_empty(child->plan->allParam))
+		return false;
+	if (ft_shutdown_may_count(child, NULL))
+		return false;
+	return ft_agg_quiet(parent);
+}
