@@ -10,13 +10,14 @@
 #   off-buf    EXPLAIN (ANALYZE, TIMING OFF, BUFFERS)      buffers on 15-17 too
 #   off-wal    EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, WAL))
 # runs the variants asked for (by default stock, exact, plain and
-# ordered) -- stock (fasttime.clock_source = clock_gettime), fasttime exact
+# ordered) -- stock (fasttime.clock_source = clock_gettime), auto (fasttime
+# exact with clock_source = auto: the TSC or clock_gettime()), fasttime exact
 # as configured by default (try_tsc: plain reads), fasttime plain
 # (fasttime.ordered_reads = off: plain RDTSC), start (the start read
 # ordered), ordered (fasttime.ordered_reads = on: both reads LFENCE;RDTSC),
 # exact_nd (exact with fasttime.derived_usage = off: every node compares
 # its buffer and WAL counters at its own calls),
-# profile, profile2 and profile_cg (fasttime.node_timing = profile: 1 ms ticks, 2 ms ticks, and
+# profile, profile2, profile5 and profile_cg (fasttime.node_timing = profile: 1 ms ticks, 2 ms ticks, 5 ms ticks, and
 # 1 ms ticks with fasttime.clock_source = clock_gettime); on 19 also
 # stock_system and stock_tsc (stock with the server's timing_clock_source
 # = system or tsc; plain "stock" is the server's auto) -- and the
@@ -32,7 +33,7 @@
 # its "exact" column is then the bookkeeping alone.
 #
 # Usage: bench/matrix.sh [--rounds N] [--workloads "W1 W2"] [--label L]
-#                        [--variants "stock exact exact_nd plain start ordered profile profile2 profile_cg"]
+#                        [--variants "stock auto exact exact_nd plain start ordered profile profile2 profile5 profile_cg"]
 #                        [--port P] [--rows N] [--modes "off-nobuf off typed nobuf"]
 #                        (19: also stock_system stock_tsc)
 #                        [--profile]  (perf record of W1: exact and profiled as
@@ -89,12 +90,14 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 			   ('off-wal', 'EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, WAL) ')) m(id, prefix),
 	   (VALUES ('stock', 'clock_gettime', ''),
 			   ('exact', 'try_tsc', ''),
+			   ('auto', 'auto', ''),
 			   ('exact_nd', 'try_tsc', 'fasttime.derived_usage=off'),
 			   ('plain', 'try_tsc', 'fasttime.ordered_reads=off'),
 			   ('start', 'try_tsc', 'fasttime.ordered_reads=start'),
 			   ('ordered', 'try_tsc', 'fasttime.ordered_reads=on'),
 			   ('profile', 'try_tsc', 'fasttime.node_timing=profile'),
 			   ('profile2', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval=2'),
+			   ('profile5', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval=5'),
 			   ('profile_cg', 'clock_gettime', 'fasttime.node_timing=profile'),
 			   ('stock_system', 'clock_gettime', 'timing_clock_source=system'),
 			   ('stock_tsc', 'clock_gettime', 'timing_clock_source=tsc')) v(id, clock, settings);
@@ -184,6 +187,8 @@ EOF
 			start) hdr+=" | exact, start read ordered" ;;
 			profile) hdr+=" | profiled (1 ms ticks)" ;;
 			profile2) hdr+=" | profiled (2 ms ticks)" ;;
+			profile5) hdr+=" | profiled (5 ms ticks)" ;;
+			auto) hdr+=" | exact, clock_source = auto" ;;
 			profile_cg) hdr+=" | profiled, clock_gettime" ;;
 			stock) [ "$major" -ge 19 ] && hdr+=" | stock, timing_clock_source auto ($core_auto)" || hdr+=" | stock" ;;
 			stock_system) hdr+=" | stock, timing_clock_source = system" ;;
