@@ -17,8 +17,12 @@
 # ordered), ordered (fasttime.ordered_reads = on: both reads LFENCE;RDTSC),
 # exact_nd (exact with fasttime.derived_usage = off: every node compares
 # its buffer and WAL counters at its own calls),
-# profile, profile2, profile5 and profile_cg (fasttime.node_timing = profile: 1 ms ticks, 2 ms ticks, 5 ms ticks, and
-# 1 ms ticks with fasttime.clock_source = clock_gettime); on 19 also
+# profile, profile1, profile8, profile2, profile5 and profile_cg
+# (fasttime.node_timing = profile: ticks of 1 ms lengthening to
+# fasttime.profile_interval_max as configured (default 4 ms), ticks of
+# 1 ms throughout, ticks lengthening from 1 to 8 ms, ticks of 2 ms and of
+# 5 ms throughout, and the configured ticks with fasttime.clock_source =
+# clock_gettime); on 19 also
 # stock_system and stock_tsc (stock with the server's timing_clock_source
 # = system or tsc; plain "stock" is the server's auto) -- and the
 # plain statement, all
@@ -33,7 +37,7 @@
 # its "exact" column is then the bookkeeping alone.
 #
 # Usage: bench/matrix.sh [--rounds N] [--workloads "W1 W2"] [--label L]
-#                        [--variants "stock auto exact exact_nd plain start ordered profile profile2 profile5 profile_cg"]
+#                        [--variants "stock auto exact exact_nd plain start ordered profile profile1 profile8 profile2 profile5 profile_cg"]
 #                        [--port P] [--rows N] [--modes "off-nobuf off typed nobuf"]
 #                        (19: also stock_system stock_tsc)
 #                        [--profile]  (perf record of W1: exact and profiled as
@@ -96,8 +100,10 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 			   ('start', 'try_tsc', 'fasttime.ordered_reads=start'),
 			   ('ordered', 'try_tsc', 'fasttime.ordered_reads=on'),
 			   ('profile', 'try_tsc', 'fasttime.node_timing=profile'),
-			   ('profile2', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval=2'),
-			   ('profile5', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval=5'),
+			   ('profile1', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval_max=1'),
+			   ('profile8', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval_max=8'),
+			   ('profile2', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval=2;fasttime.profile_interval_max=2'),
+			   ('profile5', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval=5;fasttime.profile_interval_max=5'),
 			   ('profile_cg', 'clock_gettime', 'fasttime.node_timing=profile'),
 			   ('stock_system', 'clock_gettime', 'timing_clock_source=system'),
 			   ('stock_tsc', 'clock_gettime', 'timing_clock_source=tsc')) v(id, clock, settings);
@@ -185,7 +191,9 @@ EOF
 			exact) hdr+=" | exact (default reads: $(bpsql -At -c 'SHOW fasttime.ordered_reads'))" ;;
 			exact_nd) hdr+=" | exact, derived_usage off" ;;
 			start) hdr+=" | exact, start read ordered" ;;
-			profile) hdr+=" | profiled (1 ms ticks)" ;;
+			profile) hdr+=" | profiled (1 to $(bpsql -At -c 'SHOW fasttime.profile_interval_max') ticks)" ;;
+			profile1) hdr+=" | profiled (1 ms ticks)" ;;
+			profile8) hdr+=" | profiled (1 to 8 ms ticks)" ;;
 			profile2) hdr+=" | profiled (2 ms ticks)" ;;
 			profile5) hdr+=" | profiled (5 ms ticks)" ;;
 			auto) hdr+=" | exact, clock_source = auto" ;;

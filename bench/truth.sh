@@ -24,8 +24,10 @@
 #   start     exact timing, the start read ordered (ordered_reads = start)
 #   on        exact timing, both reads ordered (ordered_reads = on)
 #   profile   fasttime.node_timing = profile (where the build has it)
-#   profile2  profile with 2 ms ticks (fasttime.profile_interval = 2)
-#   profile5  profile with 5 ms ticks (fasttime.profile_interval = 5)
+#   profile1  profile with 1 ms ticks throughout (fasttime.profile_interval_max = 1)
+#   profile8  profile with ticks lengthening from 1 to 8 ms (profile_interval_max = 8)
+#   profile2  profile with 2 ms ticks throughout (fasttime.profile_interval = 2)
+#   profile5  profile with 5 ms ticks throughout (fasttime.profile_interval = 5)
 #   profile_cg  profile with fasttime.clock_source = clock_gettime
 #   floor     the default exact mode again: the check's own noise
 # bench/truth.py then reports, per pair and mode: the error on the target
@@ -77,19 +79,20 @@ mode_sets() {
 		off | start | on) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.ordered_reads = $1;" ;;
 		floor) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.ordered_reads = $default_reads;" ;;
 		profile) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile;" ;;
-		profile2) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; SET LOCAL fasttime.profile_interval = 2;" ;;
-		profile5) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; SET LOCAL fasttime.profile_interval = 5;" ;;
+		profile1) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; SET LOCAL fasttime.profile_interval_max = 1;" ;;
+		profile8) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; SET LOCAL fasttime.profile_interval_max = 8;" ;;
+		profile2) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; SET LOCAL fasttime.profile_interval = 2; SET LOCAL fasttime.profile_interval_max = 2;" ;;
+		profile5) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; SET LOCAL fasttime.profile_interval = 5; SET LOCAL fasttime.profile_interval_max = 5;" ;;
 		profile_cg) echo "SET LOCAL fasttime.clock_source = clock_gettime; SET LOCAL fasttime.node_timing = profile;" ;;
 		*) echo "bench/truth.sh: unknown mode $1" >&2; return 1 ;;
 	esac
-	if [ "$1" != plain ] && [ "$1" != stock ] && [ "$1" != profile ] &&
-		[ "$1" != profile2 ] && [ "$1" != profile5 ] && [ "$1" != profile_cg ] && [ "$have_profile" = 1 ]; then
+	if [ "$1" != plain ] && [ "$1" != stock ] && [[ "$1" != profile* ]] && [ "$have_profile" = 1 ]; then
 		echo "SET LOCAL fasttime.node_timing = exact;"
 	fi
 }
 read -r -a mode_list <<<"$modes"
 for m in "${mode_list[@]}"; do
-	case $m in profile | profile2 | profile5 | profile_cg)
+	case $m in profile | profile1 | profile8 | profile2 | profile5 | profile_cg)
 		if [ "$have_profile" != 1 ]; then
 			echo "bench/truth.sh: this build has no fasttime.node_timing: mode $m left out" >&2
 			mode_list=("${mode_list[@]/$m}")

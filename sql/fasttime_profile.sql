@@ -335,7 +335,7 @@ RESET auto_explain.log_level;
 
 -- status: the settings, and ticks happened
 SELECT name, value FROM fasttime_status()
-WHERE name IN ('node_timing', 'profile_interval_ms', 'profile_after_ms');
+WHERE name IN ('node_timing', 'profile_interval_ms', 'profile_interval_max_ms', 'profile_after_ms');
 SELECT value::bigint > 0 AS ticked FROM fasttime_status() WHERE name = 'profile_ticks';
 SELECT value::float8 >= 0 AS tick_cost_measured FROM fasttime_status() WHERE name = 'profile_tick_cost_ns';
 
@@ -350,6 +350,8 @@ END $$;
 SELECT s, v, ft_prof_try(s, v)
 FROM (VALUES ('fasttime.node_timing', 'sampled'), ('fasttime.profile_interval', '0'),
 			 ('fasttime.profile_interval', '1001'), ('fasttime.profile_after', '-1'),
-			 ('fasttime.profile_interval', '2ms'), ('fasttime.profile_after', '1s')) t(s, v);
+			 ('fasttime.profile_interval', '2ms'), ('fasttime.profile_after', '1s'),
+			 ('fasttime.profile_interval_max', '0'), ('fasttime.profile_interval_max', '1001'),
+			 ('fasttime.profile_interval_max', '8ms')) t(s, v);
 
 DROP TABLE ft_prof_a, ft_prof_b;

@@ -186,9 +186,14 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 
 			resetStringInfo(&buf);
 			if (q->switched)
-				appendStringInfo(&buf, "profiled (exact for the first %.1f ms, then %llu ticks of %d ms; a node holding 10 %% of the time: +-%.1f %%)",
-								 q->exact_ms, (unsigned long long) q->ticks, q->interval_ms,
-								 100.0 * ft_prof_expected_error(q->ticks, 0.1));
+			{
+				appendStringInfo(&buf, "profiled (exact for the first %.1f ms, then %llu ticks of %d",
+								 q->exact_ms, (unsigned long long) q->ticks, q->interval_ms);
+				if (q->longest_ms > q->interval_ms)
+					appendStringInfo(&buf, " to %d", q->longest_ms);
+				appendStringInfo(&buf, " ms; a node holding 10 %% of the time: +-%.1f %%)",
+								 100.0 * ft_prof_expected_error(ft_prof_effective_ticks(q), 0.1));
+			}
 			else
 				appendStringInfo(&buf, "exact (profiled timing takes over after %d ms)",
 								 q->after_ms);
@@ -218,10 +223,12 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 			ExplainPropertyFloat("Exact Prefix", "ms",
 								 q->switched ? q->exact_ms : (double) q->after_ms, 1, es);
 			ExplainPropertyInteger("Profile Interval", "ms", q->interval_ms, es);
+			ExplainPropertyInteger("Profile Longest Interval", "ms",
+								   Max(q->longest_ms, q->interval_ms), es);
 			ExplainPropertyInteger("Profile Ticks", NULL, (int64) q->ticks, es);
 			if (q->switched)
 				ExplainPropertyFloat("Expected Error At 10 Percent", "%",
-									 100.0 * ft_prof_expected_error(q->ticks, 0.1), 1, es);
+									 100.0 * ft_prof_expected_error(ft_prof_effective_ticks(q), 0.1), 1, es);
 		}
 		if (pc != NULL && pc->disagreed)
 		{

@@ -340,7 +340,8 @@ _PG_init(void)
 							 "How plan node times are taken: exact (every call timed) or profile (time credited to the executing node on timer ticks).",
 							 "profile starts every run exact and switches to ticks after "
 							 "fasttime.profile_after milliseconds: no clock read per node call, "
-							 "and a tick every fasttime.profile_interval milliseconds credits the "
+							 "and a tick every fasttime.profile_interval milliseconds (lengthening "
+							 "to fasttime.profile_interval_max in long runs) credits the "
 							 "measured time since the previous one to the nodes executing.  Rows, "
 							 "loops, buffers and WAL are exact either way.",
 							 &ft_node_timing,
@@ -359,6 +360,21 @@ _PG_init(void)
 							"nodes that hold a small share of the time.",
 							&ft_profile_interval_ms,
 							1,
+							1,
+							1000,
+							PGC_SUSET,
+							GUC_UNIT_MS,
+							NULL,
+							NULL,
+							NULL);
+
+	DefineCustomIntVariable("fasttime.profile_interval_max",
+							"Longest interval profiled node timing's ticks lengthen to, in milliseconds.",
+							"After 250 ticks at one interval the interval doubles, up to this; "
+							"set it to fasttime.profile_interval (or below) for ticks at a fixed "
+							"interval.",
+							&ft_profile_interval_max_ms,
+							4,
 							1,
 							1000,
 							PGC_SUSET,

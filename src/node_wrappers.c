@@ -303,6 +303,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		/* an exact frame on the chain: the fast path's gate shut first */
 		ft_prof_gate = FT_FRAME_NONE;
 		pg_compiler_barrier();
+		ft_prof_rearm_if_asked();
 		if (profiled)
 			pf->mode = FT_FRAME_EXACT;	/* for this call */
 		start = tsc ? FT_TICKS_AT(0) : (uint64) ft_read_clock_gettime_ns();

@@ -11,8 +11,11 @@
  * milliseconds, whose handler reads the clock once and credits the time
  * since the previous tick to the profiled frames on top of the chain.  A
  * late or lost tick loses nothing: the next one credits the measured
- * elapsed time.  A node's time is thus its share of the ticks' measured
- * time, and since a tick credits every node whose call is under way, a
+ * elapsed time.  Ticks lengthen as a run goes on: after
+ * FT_PROF_TICKS_PER_STEP ticks at one interval the interval doubles, up
+ * to fasttime.profile_interval_max, so that short runs are sampled finely
+ * and long ones, which collect ticks anyway, pay for fewer signals.  A
+ * node's time is thus its share of the ticks' measured time, and since a tick credits every node whose call is under way, a
  * node's inclusive time contains its callees' by construction.
  *
  * Every run starts exact: the wrappers time each call with two clock
@@ -90,6 +93,7 @@ uint32		ft_prof_nframes = 0;
 /* settings */
 int			ft_node_timing = FT_NODE_TIMING_EXACT;
 int			ft_profile_interval_ms = 1;
+int			ft_profile_interval_max_ms = 4;
 int			ft_profile_after_ms = 20;
 
 /* the timeout, once registered in this backend */
@@ -108,6 +112,18 @@ static uint64 ft_prof_threshold = 0;
 static double ft_prof_max_calls = 0;	/* the exact prefix's read bound */
 static volatile bool ft_prof_switched = false;
 static volatile uint64 ft_prof_switch_at = 0;	/* the clock at the switch */
+
+/*
+ * The tick's interval in the outermost run: the one the timeout runs at
+ * now, the one the tick wants (ft_prof_rearm_pending asks main code to
+ * re-arm the timeout at it: ft_prof_rearm), the longest it may reach, and
+ * the ticks taken at the current one since the switch or the last re-arm.
+ */
+static volatile int ft_prof_cur_ms = 1;
+static volatile int ft_prof_want_ms = 1;
+static int	ft_prof_max_ms = 1;
+static volatile uint32 ft_prof_step_ticks = 0;
+volatile sig_atomic_t ft_prof_rearm_pending = 0;
 
 /* cost of one read of each clock, ns, measured at first use; 0 unknown */
 static double ft_prof_read_ns[2] = {0, 0};
@@ -265,16 +281,47 @@ ft_prof_join_late(FtProfFrame *pf, uint64 start)
 }
 
 /*
+ * The tick wants a longer interval (ft_prof_lengthen): re-arm the timeout
+ * at it, in main code -- the slow path of a node call, exact or profiled
+ * (ft_prof_rearm_if_asked) -- since timeout.c's enable functions are not
+ * made to be called from a timeout handler.  The first tick at the new
+ * interval comes one interval from now; whatever time passes until then,
+ * the tick credits as it measures it.  The count of ticks at the interval
+ * starts again before the tick may count, so that no tick of the old
+ * interval counts against the new one.
+ */
+void
+ft_prof_rearm(void)
+{
+	int			want = ft_prof_want_ms;
+
+	if (ft_prof_depth > 0 && want != ft_prof_cur_ms)
+	{
+		ft_prof_step_ticks = 0;
+		pg_compiler_barrier();
+		enable_timeout_every(ft_prof_timeout,
+							 TimestampTzPlusMilliseconds(GetCurrentTimestamp(), want),
+							 want);
+		pg_compiler_barrier();
+		ft_prof_cur_ms = want;
+	}
+	pg_compiler_barrier();
+	ft_prof_rearm_pending = 0;
+}
+
+/*
  * A plain profiled call found the fast path's gate shut (an exact call
- * shut it, and may have returned since): open it if no frame on the chain
- * is exact.  Runs in main code, before the call links its own (profiled)
- * frame; a tick only ever makes frames profiled, so what the walk finds
- * stays true until main code links or makes an exact frame, which shuts
- * the gate first.  One walk per stretch of exact calls.
+ * shut it, and may have returned since, or the tick wants the timeout
+ * re-armed): re-arm it if asked, and open the gate if no frame on the
+ * chain is exact.  Runs in main code, before the call links its own
+ * (profiled) frame; a tick only ever makes frames profiled, so what the
+ * walk finds stays true until main code links or makes an exact frame,
+ * which shuts the gate first.  One walk per stretch of exact calls.
  */
 void
 ft_prof_gate_open(void)
 {
+	ft_prof_rearm_if_asked();
 	for (FtProfFrame *f = ft_chain_prof(ft_chain_top); f != NULL; f = ft_prof_below(f))
 	{
 		if (f->mode == FT_FRAME_EXACT)
@@ -368,6 +415,32 @@ ft_prof_measure_read_ns(bool tsc)
 }
 
 /*
+ * After FT_PROF_TICKS_PER_STEP ticks of profiled time at one interval, ask
+ * for twice that interval, up to fasttime.profile_interval_max: a short
+ * run keeps the ticks it needs to be precise, and a long run, whose tick
+ * count keeps growing anyway, pays for fewer ticks a second (a timer
+ * signal costs 10 to 50 us on a virtual machine).  The schedule depends
+ * on nothing but the count of ticks, never on what the nodes do, so every
+ * tick still samples an instant unrelated to the plan.  Only main code may
+ * re-arm the timeout: the tick asks for it and shuts the fast path's gate,
+ * so that the next node call takes the slow path, which re-arms it
+ * (ft_prof_rearm).  Until then the ticks go on at the old interval and
+ * count nothing; a run that makes no further node call (its last call is
+ * under way) keeps the old interval, which costs it no precision.
+ */
+static inline void
+ft_prof_lengthen(void)
+{
+	if (ft_prof_rearm_pending || ft_prof_cur_ms >= ft_prof_max_ms)
+		return;
+	if (++ft_prof_step_ticks < FT_PROF_TICKS_PER_STEP)
+		return;
+	ft_prof_want_ms = Min(ft_prof_cur_ms * 2, ft_prof_max_ms);
+	ft_prof_rearm_pending = 1;
+	ft_prof_gate = FT_FRAME_NONE;
+}
+
+/*
  * The tick (a timeout handler: it runs in the SIGALRM handler, and does
  * nothing but arithmetic on memory and one clock read).  A tick that
  * lands while the main code is changing counters of frames on the chain
@@ -437,7 +510,16 @@ ft_prof_tick(void)
 
 	ft_prof_ticks_total++;
 	for (int i = 0; i < ft_prof_depth; i++)
-		ft_prof_stack[i]->ticks++;
+	{
+		FtProfQuery *q = ft_prof_stack[i];
+
+		q->ticks++;
+		q->tick_ms += ft_prof_cur_ms;
+		q->tick_ms_sq += (uint64) ft_prof_cur_ms * ft_prof_cur_ms;
+		q->longest_ms = Max(q->longest_ms, ft_prof_cur_ms);
+	}
+	if (ft_prof_switched)
+		ft_prof_lengthen();
 	if (!ft_prof_switched &&
 		(now - ft_prof_run_start >= ft_prof_threshold ||
 		 ft_prof_calls_so_far() >= ft_prof_max_calls))
@@ -635,6 +717,11 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 		ft_prof_last = ft_prof_run_start;
 		ft_prof_carved = 0;
 		ft_prof_pending = 0;
+		ft_prof_cur_ms = ft_profile_interval_ms;
+		ft_prof_want_ms = ft_profile_interval_ms;
+		ft_prof_max_ms = Max(ft_profile_interval_ms, ft_profile_interval_max_ms);
+		ft_prof_step_ticks = 0;
+		ft_prof_rearm_pending = 0;
 	}
 
 	/* no tick between here and the end of the mode change */
@@ -663,8 +750,8 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 	if (ft_prof_depth == 1)
 		enable_timeout_every(ft_prof_timeout,
 							 TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-														 ft_profile_interval_ms),
-							 ft_profile_interval_ms);
+														 ft_prof_cur_ms),
+							 ft_prof_cur_ms);
 }
 
 /*
@@ -795,15 +882,29 @@ ft_prof_tick_cost_ns(void)
 
 /*
  * The expected relative error (one standard deviation) of the time of a
- * node holding a given share of a run's time, after so many ticks: each
- * tick's time goes to the node with probability about equal to its share
- * when its calls are much shorter than a tick, so its count of ticks is
- * about binomial.
+ * node holding a given share of a run's time, after so many ticks of one
+ * interval: each tick's time goes to the node with probability about
+ * equal to its share when its calls are much shorter than a tick, so its
+ * count of ticks is about binomial.
  */
 double
-ft_prof_expected_error(uint64 ticks, double share)
+ft_prof_expected_error(double ticks, double share)
 {
-	if (ticks == 0 || share <= 0.0 || share >= 1.0)
+	if (ticks <= 0.0 || share <= 0.0 || share >= 1.0)
 		return 0.0;
-	return sqrt((1.0 - share) / (share * (double) ticks));
+	return sqrt((1.0 - share) / (share * ticks));
+}
+
+/*
+ * The number of equal ticks a query's ticks are worth to that estimate:
+ * a tick's time is its interval, so with intervals w_i the variance of a
+ * node's time is that of (sum w_i)^2 / sum w_i^2 equal ticks (as many as
+ * there were ticks, when they were all of one interval).
+ */
+double
+ft_prof_effective_ticks(const FtProfQuery *q)
+{
+	if (q->ticks == 0 || q->tick_ms_sq == 0)
+		return 0.0;
+	return (double) q->tick_ms * (double) q->tick_ms / (double) q->tick_ms_sq;
 }

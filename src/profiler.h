@@ -100,6 +100,9 @@ typedef struct FtProfQuery
 	int			nframes;
 	bool		tsc;			/* clock: the TSC, else clock_gettime ns */
 	uint64		ticks;			/* ticks that ran while it did */
+	uint64		tick_ms;		/* their intervals' sum, ms */
+	uint64		tick_ms_sq;		/* the sum of their intervals' squares */
+	int			longest_ms;		/* the longest interval it ticked at */
 	bool		switched;		/* its frames were profiled at some point */
 	double		exact_ms;		/* the outermost run's time at the switch */
 	int			interval_ms;	/* the settings it ran with */
@@ -112,10 +115,15 @@ extern volatile sig_atomic_t ft_prof_busy;
 /*
  * The gate of the profiled phase's fast path: FT_FRAME_PROFILED only while
  * no frame on the chain is exact, so that a call whose own frame is
- * profiled may take that path without looking at its callers.  Only main
- * code writes it: an exact call shuts it before its frame is linked (or
- * made exact), and ft_prof_gate_open opens it again once a walk of the
- * chain finds no exact frame.  The tick never makes a frame exact.
+ * profiled may take that path without looking at its callers.  An exact
+ * call shuts it before its frame is linked (or made exact), and
+ * ft_prof_gate_open, in main code, opens it again once a walk of the chain
+ * finds no exact frame.  The tick never makes a frame exact; it only ever
+ * shuts the gate, when it wants the timeout re-armed at a longer interval
+ * (which only main code may do): the next call then takes the slow path,
+ * whose ft_prof_gate_open re-arms it.  Shutting is always safe, and a tick
+ * whose shutting is undone by an opening already under way asks again at
+ * the next tick.
  */
 extern volatile uint8 ft_prof_gate;
 
@@ -129,6 +137,7 @@ extern uint32 ft_prof_nframes;
 /* settings */
 extern int	ft_node_timing;		/* fasttime.node_timing */
 extern int	ft_profile_interval_ms; /* fasttime.profile_interval */
+extern int	ft_profile_interval_max_ms; /* fasttime.profile_interval_max */
 extern int	ft_profile_after_ms;	/* fasttime.profile_after */
 
 /*
@@ -164,6 +173,25 @@ extern void ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now,
 							  bool tsc);
 extern void ft_prof_join_late(FtProfFrame *pf, uint64 start);
 extern void ft_prof_gate_open(void);
+extern void ft_prof_rearm(void);
+
+/* the tick wants the timeout re-armed at a longer interval */
+extern volatile sig_atomic_t ft_prof_rearm_pending;
+
+/*
+ * Re-arm the tick's timeout if the tick asked (main code only: the slow
+ * path of every call of a profiled query checks, so that a stretch of
+ * exact calls -- a hash table's build -- does not hold the old interval).
+ */
+static inline void
+ft_prof_rearm_if_asked(void)
+{
+	if (unlikely(ft_prof_rearm_pending))
+		ft_prof_rearm();
+}
+
+/* ticks per interval before the interval doubles (profiler.c) */
+#define FT_PROF_TICKS_PER_STEP 250
 #ifdef FASTTIME_FAULT_INJECTION
 extern void ft_prof_fault_switch(void);
 #endif
@@ -181,7 +209,8 @@ extern void ft_prof_leave(FtProfQuery *q, FtProfFrame **saved_frames,
 extern void ft_prof_reset(void);
 extern uint64 ft_prof_backend_ticks(void);
 extern uint64 ft_prof_backend_deferred(void);
-extern double ft_prof_expected_error(uint64 ticks, double share);
+extern double ft_prof_effective_ticks(const FtProfQuery *q);
+extern double ft_prof_expected_error(double ticks, double share);
 extern double ft_prof_tick_cost_ns(void);
 
 #endif							/* FASTTIME_PROFILER_H */

@@ -678,6 +678,8 @@ fasttime_status(PG_FUNCTION_ARGS)
 	ft_status_row(rsinfo, "node_timing",
 				  ft_node_timing == FT_NODE_TIMING_PROFILE ? "profile" : "exact");
 	ft_status_row(rsinfo, "profile_interval_ms", psprintf("%d", ft_profile_interval_ms));
+	ft_status_row(rsinfo, "profile_interval_max_ms",
+				  psprintf("%d", Max(ft_profile_interval_ms, ft_profile_interval_max_ms)));
 	ft_status_row(rsinfo, "profile_after_ms", psprintf("%d", ft_profile_after_ms));
 	ft_status_row(rsinfo, "profile_ticks", psprintf(UINT64_FORMAT, ft_prof_backend_ticks()));
 	ft_status_row(rsinfo, "profile_ticks_waited",

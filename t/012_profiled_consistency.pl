@@ -3,7 +3,7 @@
 # plans of many shapes (scans, joins with rescans and Memoize, Hash and
 # bitmap nodes, sorts, windows, LIMIT, subplans and initplans, CTEs,
 # recursion, partitions, aggregates over large inputs, nested loops with a
-# skewed inner side), with the TSC and with clock_gettime, no child reads
+# skewed inner side, a run long enough for the ticks to lengthen), with the TSC and with clock_gettime, no child reads
 # longer than its parent -- inclusive times, Actual Total Time x Actual
 # Loops, allowing for EXPLAIN's rounding -- unless exact timing shows the
 # same pair that way too.  Rows and loops are the same as exact timing's
@@ -78,6 +78,11 @@ my @cases = (
 	  'SELECT count(*) FROM (SELECT DISTINCT y FROM big WHERE x % 3 = 0) d' ],
 	[ 'function scan, material', $nl,
 	  'SELECT count(*) FROM generate_series(1, 300) a, (VALUES (1), (2), (3)) v(x) WHERE a > v.x' ],
+	# long enough (several hundred ms) for the ticks to lengthen from 1 to
+	# 2 ms: the timeout re-armed from the node calls, in the middle of a
+	# hash join, an aggregate and a sort
+	[ 'long run, ticks lengthening', 'SET fasttime.profile_interval_max = 2; SET work_mem = \'64MB\';',
+	  'SELECT b1.y % 10, count(*), max(b2.x) FROM big b1 JOIN big b2 ON b2.x = b1.x JOIN big b3 ON b3.x = b2.x GROUP BY 1 ORDER BY 1' ],
 );
 
 # EXPLAIN (ANALYZE, FORMAT JSON)'s nodes in pre-order:
@@ -183,7 +188,8 @@ sub under_load
 	return @r;
 }
 
-my %loaded = map { $_ => 1 } ('hash join', 'filtered scan, aggregate', 'nested loop, skewed inner side');
+my %loaded = map { $_ => 1 } ('hash join', 'filtered scan, aggregate', 'nested loop, skewed inner side',
+	'long run, ticks lengthening');
 
 # profiled timing, switched at its first tick, with either clock
 my $profile = 'SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;';

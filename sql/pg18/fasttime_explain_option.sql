@@ -226,6 +226,21 @@ $$;
 SELECT j ->> 'Node Timing' AS json_node_timing, (j ->> 'Profile Ticks')::int > 0 AS json_ticks,
 	   j ? 'Expected Error At 10 Percent' AS json_error
   FROM ft_eo_json_of('SELECT count(*) FROM ft_eo, pg_sleep(0.05)') j;
+-- ticks lengthen as a run goes on: 250 ticks at 1 ms, then 2 ms ones up
+-- to fasttime.profile_interval_max (a run of about a second of waits);
+-- one interval when the longest is the first
+SET fasttime.profile_interval_max = 2;
+SELECT j ->> 'Profile Interval' AS first_interval,
+	   j ->> 'Profile Longest Interval' AS longest_interval
+  FROM ft_eo_json_of('SELECT count(*) FROM (SELECT pg_sleep(0.001) FROM generate_series(1, 1000)) s') j;
+SELECT l ~ '^Node Timing: profiled \(exact for the first [0-9.]+ ms, then [0-9]+ ticks of 1 to 2 ms; a node holding 10 % of the time: \+-[0-9.]+ %\)$'
+	   AS lengthened_line
+  FROM ft_eo_lines('CLOCK_SOURCE', 'SELECT count(*) FROM (SELECT pg_sleep(0.001) FROM generate_series(1, 1000)) s') l
+ WHERE l LIKE '%Node Timing%';
+SET fasttime.profile_interval_max = 1;
+SELECT j ->> 'Profile Longest Interval' AS fixed_interval
+  FROM ft_eo_json_of('SELECT count(*) FROM (SELECT pg_sleep(0.001) FROM generate_series(1, 400)) s') j;
+RESET fasttime.profile_interval_max;
 SET fasttime.clock_source = clock_gettime;
 SELECT l AS profiled_clock_gettime FROM ft_eo_lines('CLOCK_SOURCE', 'SELECT count(*) FROM ft_eo, pg_sleep(0.05)') l
  WHERE l LIKE '%Timing Source%';
