@@ -17,12 +17,14 @@
 # ordered), ordered (fasttime.ordered_reads = on: both reads LFENCE;RDTSC),
 # exact_nd (exact with fasttime.derived_usage = off: every node compares
 # its buffer and WAL counters at its own calls),
-# profile, profile1, profile8, profile2, profile5 and profile_cg
-# (fasttime.node_timing = profile: ticks of 1 ms lengthening to
+# profile, profile1, profile8, profile2, profile5, profile50 and
+# profile_cg (fasttime.node_timing = profile: ticks of 1 ms lengthening to
 # fasttime.profile_interval_max as configured (default 4 ms), ticks of
-# 1 ms throughout, ticks lengthening from 1 to 8 ms, ticks of 2 ms and of
-# 5 ms throughout, and the configured ticks with fasttime.clock_source =
-# clock_gettime); on 19 also
+# 1 ms throughout, ticks lengthening from 1 to 8 ms, ticks of 2, 5 and
+# 50 ms throughout -- the last so few that what remains is the profiled
+# calls' own cost and a 50 ms exact prefix -- and the configured ticks
+# with fasttime.clock_source = clock_gettime), profile_exact (profiled
+# timing that never switches: its exact prefix throughout); on 19 also
 # stock_system and stock_tsc (stock with the server's timing_clock_source
 # = system or tsc; plain "stock" is the server's auto) -- and the
 # plain statement, all
@@ -37,7 +39,7 @@
 # its "exact" column is then the bookkeeping alone.
 #
 # Usage: bench/matrix.sh [--rounds N] [--workloads "W1 W2"] [--label L]
-#                        [--variants "stock auto exact exact_nd plain start ordered profile profile1 profile8 profile2 profile5 profile_cg"]
+#                        [--variants "stock auto exact exact_nd plain start ordered profile profile1 profile8 profile2 profile5 profile50 profile_exact profile_cg"]
 #                        [--port P] [--rows N] [--modes "off-nobuf off typed nobuf"]
 #                        (19: also stock_system stock_tsc)
 #                        [--profile]  (perf record of W1: exact and profiled as
@@ -104,6 +106,8 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 			   ('profile8', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval_max=8'),
 			   ('profile2', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval=2;fasttime.profile_interval_max=2'),
 			   ('profile5', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval=5;fasttime.profile_interval_max=5'),
+			   ('profile50', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval=50;fasttime.profile_interval_max=50'),
+			   ('profile_exact', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_after=3600000'),
 			   ('profile_cg', 'clock_gettime', 'fasttime.node_timing=profile'),
 			   ('stock_system', 'clock_gettime', 'timing_clock_source=system'),
 			   ('stock_tsc', 'clock_gettime', 'timing_clock_source=tsc')) v(id, clock, settings);
@@ -196,6 +200,8 @@ EOF
 			profile8) hdr+=" | profiled (1 to 8 ms ticks)" ;;
 			profile2) hdr+=" | profiled (2 ms ticks)" ;;
 			profile5) hdr+=" | profiled (5 ms ticks)" ;;
+			profile50) hdr+=" | profiled (50 ms ticks)" ;;
+			profile_exact) hdr+=" | profiled, never switching" ;;
 			auto) hdr+=" | exact, clock_source = auto" ;;
 			profile_cg) hdr+=" | profiled, clock_gettime" ;;
 			stock) [ "$major" -ge 19 ] && hdr+=" | stock, timing_clock_source auto ($core_auto)" || hdr+=" | stock" ;;

@@ -813,11 +813,27 @@ ft_prof_backend_deferred(void)
 	return ft_prof_deferred_total;
 }
 
-/* a fixed piece of CPU work, ns of it measured by clock_gettime */
+/*
+ * The CPU time this backend has used, ns: what a tick takes from it,
+ * whatever else the machine does meanwhile (a virtual machine's host
+ * taking the CPU away for a while costs the thread no CPU time, so it
+ * does not count against either side of the measurement below).
+ */
+static int64
+ft_prof_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return ft_read_clock_gettime_ns();
+	return (int64) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* a fixed piece of CPU work, ns of CPU time it took */
 static pg_noinline int64
 ft_prof_spin(int64 iters, volatile uint64 *sink)
 {
-	int64		t0 = ft_read_clock_gettime_ns();
+	int64		t0 = ft_prof_cpu_ns();
 	uint64		x = *sink;
 
 	for (int64 i = 0; i < iters; i++)
@@ -826,57 +842,90 @@ ft_prof_spin(int64 iters, volatile uint64 *sink)
 		pg_compiler_barrier();
 	}
 	*sink = x;
-	return ft_read_clock_gettime_ns() - t0;
+	return ft_prof_cpu_ns() - t0;
 }
+
+/* rounds of ft_prof_tick_cost_ns, and the CPU time of each half of one */
+#define FT_PROF_COST_ROUNDS 8
+#define FT_PROF_COST_ROUND_NS 10000000
 
 /*
  * What one tick costs the backend it interrupts, measured once per
- * backend: a fixed piece of CPU work of about 40 ms, the best of five
- * rounds, without ticks and with ticks every millisecond (the handler
- * doing nothing but counting: the signal, the kernel's and the timeout
- * machinery's work, and the caches it disturbs), divided by the ticks
- * that landed.  0 when nothing could be measured.
+ * backend: a fixed piece of CPU work of about 10 ms, run without ticks and
+ * with ticks every millisecond (the handler doing nothing but counting:
+ * the signal, the kernel's and the timeout machinery's work), in eight
+ * rounds that alternate which half runs first, so that a drift in the
+ * machine's speed weighs on both halves alike.  Each round's difference
+ * of CPU time, over the ticks that landed in it, is one estimate; the
+ * median of them is the cost (CPU time, not elapsed time: what the host
+ * of a virtual machine takes away in between is no part of either half).
+ * About 170 ms in all.  0 when nothing could be measured.
  */
 double
 ft_prof_tick_cost_ns(void)
 {
 	static double cost = -1.0;
 	volatile uint64 sink = 1;
-	int64		iters = 1000000;
-	int64		plain = PG_INT64_MAX;
-	int64		ticked = PG_INT64_MAX;
-	uint64		ticks0;
-	uint64		ticks;
-	int			rounds = 5;
+	int64		iters = 100000;
+	double		est[FT_PROF_COST_ROUNDS];
+	int			n = 0;
 
 	if (cost >= 0.0)
 		return cost;
 	if (ft_prof_depth > 0)
 		return 0.0;
-	/* about 40 ms of work */
-	while (ft_prof_spin(iters, &sink) < 4000000 && iters < (PG_INT64_MAX / 16))
+	/* about 10 ms of work */
+	while (ft_prof_spin(iters, &sink) < FT_PROF_COST_ROUND_NS / 8 &&
+		   iters < (PG_INT64_MAX / 16))
 		iters *= 2;
-	iters *= 10;
+	iters *= 8;
 	if (!ft_prof_registered)
 	{
 		ft_prof_timeout = RegisterTimeout(USER_TIMEOUT, ft_prof_tick);
 		ft_prof_registered = true;
 	}
-	for (int r = 0; r < rounds; r++)
-		plain = Min(plain, ft_prof_spin(iters, &sink));
-	ticks0 = ft_prof_idle_ticks;
-	/* the spin cannot fail: nothing to clean up on error */
-	enable_timeout_every(ft_prof_timeout,
-						 TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 1), 1);
-	for (int r = 0; r < rounds; r++)
-		ticked = Min(ticked, ft_prof_spin(iters, &sink));
-	disable_timeout(ft_prof_timeout, false);
-	ticks = ft_prof_idle_ticks - ticks0;
-	/* ticks in the best round: about its share of the rounds' ticks */
-	if (ticks == 0 || ticked <= plain)
+	for (int r = 0; r < FT_PROF_COST_ROUNDS; r++)
+	{
+		int64		plain = 0;
+		int64		ticked = 0;
+		uint64		ticks = 0;
+
+		for (int half = 0; half < 2; half++)
+		{
+			uint64		ticks0 = ft_prof_idle_ticks;
+
+			if ((half + r) % 2 == 0)
+			{
+				plain = ft_prof_spin(iters, &sink);
+				continue;
+			}
+			/* the spin cannot fail: nothing to clean up on error */
+			enable_timeout_every(ft_prof_timeout,
+								 TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 1),
+								 1);
+			ticked = ft_prof_spin(iters, &sink);
+			disable_timeout(ft_prof_timeout, false);
+			ticks = ft_prof_idle_ticks - ticks0;
+		}
+		if (ticks > 0)
+			est[n++] = (double) (ticked - plain) / (double) ticks;
+	}
+	if (n == 0)
+	{
 		cost = 0.0;
-	else
-		cost = (double) (ticked - plain) / ((double) ticks / rounds);
+		return cost;
+	}
+	/* the median: insertion sort */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && est[j] < est[j - 1]; j--)
+		{
+			double		t = est[j];
+
+			est[j] = est[j - 1];
+			est[j - 1] = t;
+		}
+	cost = n % 2 ? est[n / 2] : (est[n / 2 - 1] + est[n / 2]) / 2.0;
+	cost = Max(cost, 0.0);
 	return cost;
 }
 
