@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Stage: PostgreSQL's own regression suite under auto_explain, with
-# profiled node timing on every statement, against the same suite with
-# stock timing.  Each statement of the suite runs with auto_explain
-# logging it with ANALYZE, BUFFERS and WAL (nested statements too), once
-# with fasttime.clock_source = clock_gettime (stock timing) and once with
-# fasttime.node_timing = profile switching at the first tick
-# (profile_after = 0); every result file must be the same, no backend
-# may crash, and fasttime may print no WARNING.
+# Stage: PostgreSQL's own regression suite under auto_explain, three
+# times: on a server without fasttime (stock), with fasttime timing every
+# node exactly with the stock clock (fasttime.clock_source =
+# clock_gettime), and with fasttime.node_timing = profile switching at
+# the first tick (profile_after = 0).  Each statement of the suite runs
+# with auto_explain logging it with ANALYZE, BUFFERS and WAL (nested
+# statements too); every result file of both fasttime runs must be the
+# same as stock's, no backend may crash, and fasttime may print no
+# WARNING.
 #
 # Needs the server's source tree for the suite's SQL and expected files:
 # FT_PG_SOURCE_TARBALL names a PostgreSQL source tarball of the server's
 # version (.ci/run passes the one .ci/build-pg.sh 18 downloaded); without
 # it the stage is skipped.  The suite's C library (regress.so) is not
-# built: the tests that need it fail the same way in both runs, which is
+# built: the tests that need it fail the same way in every run, which is
 # what is compared.
 set -u
 cd "$(dirname "$0")/.."
@@ -27,7 +28,7 @@ if [ -z "$tarball" ] || [ ! -f "$tarball" ]; then
 fi
 work=$(mktemp -d /tmp/fasttime-pgregress.XXXXXX)
 [ "$(id -u)" = 0 ] && chown "$FT_TEST_USER" "$work"
-trap 'ft_cluster_stop "$work/stock"; ft_cluster_stop "$work/profile"; rm -rf "$work"' EXIT
+trap 'for r in stock exact profile; do ft_cluster_stop "$work/$r"; done; rm -rf "$work"' EXIT
 top=$(tar -tf "$tarball" | head -n 1 | cut -d/ -f1)
 tar -xf "$tarball" -C "$work" "$top/src/test/regress"
 src=$work/$top/src/test/regress
@@ -35,13 +36,14 @@ chmod -R a+rwX "$work/$top"
 pg_regress=$(dirname "$("$FT_PG_CONFIG" --pgxs)")/../test/regress/pg_regress
 port=${FT_REGRESS_PORT:-55432}
 
-run_suite() {				# run_suite NAME PORT SETTING
-	local name=$1 port=$2 setting=$3 dir=$work/$1
-	ft_cluster_start "$dir" "$port" "shared_preload_libraries = 'fasttime,auto_explain'" \
+run_suite() {				# run_suite NAME PORT LIBRARIES SETTING...
+	local name=$1 port=$2 libs=$3 dir=$work/$1
+	shift 3
+	ft_cluster_start "$dir" "$port" "shared_preload_libraries = '$libs'" \
 		"auto_explain.log_min_duration = 0" "auto_explain.log_analyze = on" \
 		"auto_explain.log_nested_statements = on" "auto_explain.log_buffers = on" \
 		"auto_explain.log_wal = on" "auto_explain.log_level = debug1" \
-		"fasttime.profile_after = 0" "$setting" "max_connections = 30" || return 1
+		"$@" "max_connections = 30" || return 1
 	mkdir -p "$dir/out"
 	[ "$(id -u)" = 0 ] && chown "$FT_TEST_USER" "$dir/out"
 	(cd "$src" && ft_as_owner "$pg_regress" --inputdir="$src" --outputdir="$dir/out" \
@@ -53,25 +55,29 @@ run_suite() {				# run_suite NAME PORT SETTING
 }
 
 t0=$SECONDS
-run_suite stock $((port + 1)) "fasttime.clock_source = clock_gettime"
-run_suite profile $((port + 2)) "fasttime.node_timing = profile"
-echo "# both runs took $((SECONDS - t0)) s"
+run_suite stock $((port + 1)) auto_explain
+run_suite exact $((port + 2)) fasttime,auto_explain "fasttime.clock_source = clock_gettime"
+run_suite profile $((port + 3)) fasttime,auto_explain "fasttime.node_timing = profile" \
+	"fasttime.profile_after = 0"
+echo "# the three runs took $((SECONDS - t0)) s"
 
 nstock=$(ls "$work/stock/out/results" 2>/dev/null | wc -l)
-nprof=$(ls "$work/profile/out/results" 2>/dev/null | wc -l)
-t_ok $([ "$nstock" -gt 100 ] && [ "$nstock" = "$nprof" ] && echo 0 || echo 1) \
-	"both runs wrote every result file ($nstock stock, $nprof profiled)"
-differ=""
-for f in "$work/stock/out/results"/*.out; do
-	b=$(basename "$f")
-	cmp -s "$f" "$work/profile/out/results/$b" || differ+="$b "
+for r in exact profile; do
+	nr=$(ls "$work/$r/out/results" 2>/dev/null | wc -l)
+	t_ok $([ "$nstock" -gt 100 ] && [ "$nstock" = "$nr" ] && echo 0 || echo 1) \
+		"$r: every result file written ($nstock stock, $nr $r)"
+	differ=""
+	for f in "$work/stock/out/results"/*.out; do
+		b=$(basename "$f")
+		cmp -s "$f" "$work/$r/out/results/$b" || differ+="$b "
+	done
+	t_ok $([ -z "$differ" ] && echo 0 || echo 1) "$r: every result as on the server without fasttime" \
+		"$(for b in $differ; do diff -u "$work/stock/out/results/$b" "$work/$r/out/results/$b" | head -n 20; done)"
+	crashes=$(grep -cE "terminated by signal|PANIC|TRAP:" "$work/$r/server.log")
+	t_ok $([ "$crashes" = 0 ] && echo 0 || echo 1) "$r: no backend crashed" \
+		"$(grep -E "terminated by signal|PANIC|TRAP:" "$work/$r/server.log" | head)"
+	warns=$(grep -cE "WARNING: +fasttime" "$work/$r/server.log")
+	t_ok $([ "$warns" = 0 ] && echo 0 || echo 1) "$r: fasttime printed no warning" \
+		"$(grep -E "WARNING: +fasttime" "$work/$r/server.log" | head)"
 done
-t_ok $([ -z "$differ" ] && echo 0 || echo 1) "profiled timing: every result as with stock timing" \
-	"$(for b in $differ; do diff -u "$work/stock/out/results/$b" "$work/profile/out/results/$b" | head -n 20; done)"
-crashes=$(grep -cE "terminated by signal|PANIC|TRAP:" "$work/profile/server.log")
-t_ok $([ "$crashes" = 0 ] && echo 0 || echo 1) "no backend crashed" \
-	"$(grep -E "terminated by signal|PANIC|TRAP:" "$work/profile/server.log" | head)"
-warns=$(grep -cE "WARNING: +fasttime" "$work/profile/server.log")
-t_ok $([ "$warns" = 0 ] && echo 0 || echo 1) "fasttime printed no warning" \
-	"$(grep -E "WARNING: +fasttime" "$work/profile/server.log" | head)"
 echo "STAGE_RESULT pgregress $passed $failed"
