@@ -23,6 +23,14 @@ from the exact mean, relative).  Also per mode: runs in which a child read
 longer than its parent (inclusive times, allowing for EXPLAIN's rounding),
 and whether rows and loops were the same in every run.  The nodes not
 judged are listed with the reason.
+
+The same judgement is made a second time on each node's share of its own
+run (its inclusive time over the root's in that run, against exact
+timing's mean share): a host whose speed moves between runs moves every
+node's time, which the first judgement counts as error in every mode (the
+floor shows how much), while a share moves only when time goes to the
+wrong node.  The root's share is 1 in every mode: it is judged by time
+only.
 """
 import json
 import math
@@ -172,11 +180,20 @@ def main():
             per_call = e / calls if calls > 0 else None
             name = "&nbsp;&nbsp;" * node["depth"] + node["name"]
             res = {}
+            sres = {}
+            shares = {m: [run["nodes"][i]["total"] / run["nodes"][0]["total"]
+                          if run["nodes"][0]["total"] > 0 else 0.0 for run in data[m]]
+                      for m in MODES}
+            es = mean(shares[REF])
             for m in COMPARED:
                 if e > 0:
                     res[m] = (mean(tot[m]) / e - 1.0, rms(tot[m], e) / e)
                 else:
                     res[m] = None
+                if es > 0 and i > 0:
+                    sres[m] = (mean(shares[m]) / es - 1.0, rms(shares[m], es) / es)
+                else:
+                    sres[m] = None
             why = []
             if plan_ms < PLAN_MS:
                 why.append("plan < %d ms (%.0f ms)" % (PLAN_MS, plan_ms))
@@ -194,7 +211,7 @@ def main():
             if node["loops"] > 1 and node["per_loop"] < 0.05:
                 note = ("per-loop time %.3f ms, printed to 0.001 ms: rounding up to +-%.0f %%"
                         % (node["per_loop"], 100.0 * 0.0005 / max(node["per_loop"], 1e-9)))
-            judged.append((w, name, e, share, per_call, res, note))
+            judged.append((w, name, e, share, per_call, res, note, sres))
 
     print("#### Plans")
     print()
@@ -223,7 +240,7 @@ def main():
               " profile_cg | one run | floor (exact2) | one run |"
               " within +-5 % (profile / cg / floor) | note |")
         print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
-        for w, name, e, share, per_call, res, note in judged:
+        for w, name, e, share, per_call, res, note, _ in judged:
             cells = []
             ok = []
             for m in COMPARED:
@@ -237,14 +254,46 @@ def main():
         print("No node met the criterion (see the nodes not judged below).")
     print()
 
+    by_share = [j for j in judged if j[7]["profile"] is not None]
+    if by_share:
+        print("#### Judged nodes, as shares of their own run")
+        print()
+        print("Each run's inclusive time of the node over its root's, against exact timing's"
+              " mean share: the host's speed between runs cancels (the root is left out: its"
+              " share is 1).")
+        print()
+        print("| workload | node | exact share | profile | one run | profile_cg | one run |"
+              " floor (exact2) | one run | within +-5 % (profile / cg / floor) |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        for w, name, e, share, per_call, res, note, sres in by_share:
+            cells = []
+            ok = []
+            for m in COMPARED:
+                b, one = sres[m]
+                cells += [pct(b), pct(one, False)]
+                ok.append("yes" if abs(b) <= TARGET else "**no**")
+            print("| %s | %s | %.1f %% | %s | %s |"
+                  % (w, name, 100.0 * share, " | ".join(cells), " / ".join(ok)))
+        print()
+
     print("#### Summary")
     print()
-    print("| mode | judged nodes within +-5 % | worst bias | child > parent runs |"
-          " rows & loops |")
-    print("|---|---:|---:|---:|---|")
+    print("| mode | judged nodes within +-5 % | worst bias | as shares: within +-5 % |"
+          " worst | child > parent runs | rows & loops |")
+    print("|---|---:|---:|---:|---:|---:|---|")
     for m in MODES:
         if m == REF:
-            within = worst = "reference"
+            within = worst = swithin = sworst = "reference"
+        elif by_share:
+            swithin = "%d of %d" % (sum(1 for j in by_share if abs(j[7][m][0]) <= TARGET),
+                                   len(by_share))
+            sj = max(by_share, key=lambda j: abs(j[7][m][0]))
+            sworst = "%s (%s %s)" % (pct(sj[7][m][0]), sj[0], sj[1].replace("&nbsp;", ""))
+        else:
+            swithin = "0 of 0"
+            sworst = "n/a"
+        if m == REF:
+            pass
         elif judged:
             within = "%d of %d" % (sum(1 for j in judged if abs(j[5][m][0]) <= TARGET),
                                   len(judged))
@@ -254,8 +303,9 @@ def main():
             within = "0 of 0"
             worst = "n/a"
         label = m + (" (floor)" if m == FLOOR else "")
-        print("| %s | %s | %s | %d of %d | %s |"
-              % (label, within, worst, flips[m], plan_runs, "same" if same[m] else "DIFFER"))
+        print("| %s | %s | %s | %s | %s | %d of %d | %s |"
+              % (label, within, worst, swithin, sworst, flips[m], plan_runs,
+                 "same" if same[m] else "DIFFER"))
     print()
     print("The floor row is what this check reads between two identical configurations:"
           " a profiled bias no larger than the floor's is within the check's own noise.")

@@ -13,8 +13,8 @@
 # cutting a hash join short).  Each run of each workload executes, in one
 # server and in an order that rotates from run to run,
 #   exact       node_timing = exact (the reference)
-#   profile     node_timing = profile, at its defaults (1 ms ticks, exact
-#               for the first 20 ms)
+#   profile     node_timing = profile, at its defaults (exact for the
+#               first 20 ms, then ticks of 1 ms lengthening to 4 ms)
 #   profile_cg  profile, with clock_source = clock_gettime
 #   exact2      exact again: the check's own noise floor
 # each as EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) in a transaction of
@@ -26,7 +26,9 @@
 # run's deviation from the exact mean) of profile, profile_cg and the floor
 # (exact2); per mode, how often a child read longer than its parent and
 # whether rows and loops were the same in every run; and the nodes the
-# criterion left out, with why.  Output: bench/out/accuracy-pgMAJOR.md.
+# criterion left out, with why; the same judgement on each node's share of
+# its own run, where the host's speed between runs cancels.  Output:
+# bench/out/accuracy-pgMAJOR.md, and the plans in bench/out/accuracy-pgMAJOR-plans/.
 #
 # Usage: bench/accuracy.sh [--runs R] [--workloads "W1 W5"]
 #                          [--port P] [--rows N]
@@ -104,8 +106,13 @@ fact() { bpsql -At -c "SELECT value FROM fasttime_status() WHERE name = '$1'"; }
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 machine="${cpu:-unknown CPU}, $(nproc) CPUs, hypervisor $(fact hypervisor), kernel clocksource $(fact kernel_clocksource)"
 gucs=$(bpsql -At -c "SELECT string_agg(name || ' = ' || setting || coalesce(unit, ''), ', ' ORDER BY name)
-	FROM pg_settings WHERE name IN ('fasttime.ordered_reads', 'fasttime.profile_interval', 'fasttime.profile_after')")
+	FROM pg_settings WHERE name IN ('fasttime.ordered_reads', 'fasttime.profile_interval',
+		'fasttime.profile_interval_max', 'fasttime.profile_after')")
 python3 bench/accuracy.py "$acc" "$runs" "$major" "$status" "$workloads" \
 	"$command" "$machine" "$gucs" \
 	>"$out/accuracy-pg$major.md"
+# the plans themselves, so that the report can be made again
+rm -rf "$out/accuracy-pg$major-plans"
+cp -r "$acc" "$out/accuracy-pg$major-plans"
+rm -f "$out/accuracy-pg$major-plans/raw"
 cat "$out/accuracy-pg$major.md"
