@@ -323,12 +323,12 @@ _PG_init(void)
 
 	DefineCustomEnumVariable("fasttime.ordered_reads",
 							 "Which TSC reads of node timing wait for earlier work: off, start or on (both).",
-							 "off (the default) reads the TSC plainly: judged by ground truth "
-							 "(bench/truth.sh), plain reads put known added work on the right node "
-							 "as closely as ordered ones (LFENCE;RDTSC), which cost a few "
-							 "nanoseconds more a call.",
+							 "on (the default) reads the TSC in order (LFENCE;RDTSC) at both ends "
+							 "of a call: judged by ground truth (bench/truth.sh), plain reads let "
+							 "the latency of a call's cache misses land on its parent or on itself "
+							 "from run to run; off and start cost a few nanoseconds less a call.",
 							 &ft_ordered_reads,
-							 FT_READS_PLAIN,
+							 FT_READS_BOTH,
 							 ordered_reads_options,
 							 PGC_SUSET,
 							 0,

@@ -47,7 +47,7 @@
 #include "usage.h"
 
 /* fasttime.ordered_reads (FtReadOrder) */
-int			ft_ordered_reads = FT_READS_PLAIN;
+int			ft_ordered_reads = FT_READS_BOTH;
 
 /* what this backend has done, for fasttime_status() */
 FtNodeTimingStats ft_node_timing_stats;

@@ -49,10 +49,15 @@
  * the same source (portable, AVX2, AVX-512), chosen once per process from
  * CPUID by ft_wrappers_init().
  *
- * Exact timing reads the TSC plainly unless fasttime.ordered_reads asks for
- * ordered reads (LFENCE;RDTSC) at the start of a call's interval
- * (FT_TIMER_TSC_ORDERED_START) or at both ends (FT_TIMER_TSC_ORDERED).
- * Profiled timing (profiler.h) has wrappers of its own, ft_wrap_prof.
+ * Exact timing reads the TSC as fasttime.ordered_reads says: ordered
+ * (LFENCE;RDTSC) at both ends of a call's interval (FT_TIMER_TSC_ORDERED,
+ * the default), at the start only (FT_TIMER_TSC_ORDERED_START), or plainly
+ * (FT_TIMER_TSC).  A plain read can be taken before the loads the call
+ * issued have completed, so the latency of its cache misses lands on
+ * whichever interval the pipeline stalls in, the parent's in some runs and
+ * the call's own in others (the truth pair mem_leaf, bench/sql/truth.sql).
+ * Profiled timing (profiler.h) has wrappers of its own, ft_wrap_prof,
+ * whose exact calls always read in order.
  *
  * Per-call sampled timing (fasttime.timing_sample_interval > 1) was
  * removed: it under-counted rare heavy calls and waits (the ground-truth
@@ -218,7 +223,8 @@ typedef TupleTableSlot *(*FtProfSlowFn) (PlanState *node, bool tsc, bool buf,
  * that stay exact).  A node whose frame is in the other mode moves itself
  * to the other wrapper first.  A call is exact when the wrapper is the
  * exact phase's or when it runs inside an exact call; an exact call is
- * timed with two reads of the profiler's clock and credits the profiled
+ * timed with two reads of the profiler's clock (in order, on the TSC: the
+ * exact timing the prefix stands for is exact timing's default) and credits the profiled
  * frames below it when it returns (ft_prof_settle_up); so is a call of a
  * node that will run a child the executor times itself
  * (ft_prof_core_will_run).  A profiled call stores two pointers.  Rows, buffers, WAL and the first-tuple time are
@@ -249,7 +255,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		uint8		own_mode = own->mode;
 
 		own->mode = FT_FRAME_NONE;
-		result = ft_wrap(node, tsc ? FT_TIMER_TSC : FT_TIMER_CLOCK_GETTIME,
+		result = ft_wrap(node, tsc ? FT_TIMER_TSC_ORDERED : FT_TIMER_CLOCK_GETTIME,
 						 buf, wal, gather, query_timer, isa);
 		own->mode = own_mode;
 		return result;
@@ -306,7 +312,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		ft_prof_rearm_if_asked();
 		if (profiled)
 			pf->mode = FT_FRAME_EXACT;	/* for this call */
-		start = tsc ? FT_TICKS_AT(0) : (uint64) ft_read_clock_gettime_ns();
+		start = tsc ? FT_TICKS_ORDERED_AT(0) : (uint64) ft_read_clock_gettime_ns();
 		pf->start = start;
 		pf->owed_from = start;
 		pf->core_call = pf->core_child && ft_prof_core_will_run(node);
@@ -333,7 +339,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 			ft_prof_busy = 0;
 		}
 		result = node->ExecProcNodeReal(node);
-		stop = tsc ? FT_TICKS_AT(1) : (uint64) ft_read_clock_gettime_ns();
+		stop = tsc ? FT_TICKS_ORDERED_AT(1) : (uint64) ft_read_clock_gettime_ns();
 		if (buf || wal)
 			ft_usage_transition(buf, wal, isa);
 		ft_chain_unlink(uf);

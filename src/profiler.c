@@ -378,10 +378,10 @@ ft_prof_calls_so_far(void)
 }
 
 /*
- * The cost of one read of a clock, measured once per backend at first use
- * (a few hundred reads, microseconds on any clock; the median of five
- * batches, so that an interrupt in one does not count): what bounds the
- * exact prefix by reads.
+ * The cost of one read of a clock as the exact calls read it (the TSC in
+ * order), measured once per backend at first use (a few hundred reads,
+ * microseconds on any clock; the median of five batches, so that an
+ * interrupt in one does not count): what bounds the exact prefix by reads.
  */
 static double
 ft_prof_measure_read_ns(bool tsc)
@@ -397,7 +397,7 @@ ft_prof_measure_read_ns(bool tsc)
 
 		t0 = ft_read_clock_gettime_ns();
 		for (int i = 0; i < 64; i++)
-			sink += ft_prof_now(tsc);
+			sink += tsc ? ft_node_ticks_ordered() : (uint64) ft_read_clock_gettime_ns();
 		batch[b] = (double) (ft_read_clock_gettime_ns() - t0) / 64.0;
 		(void) sink;
 	}

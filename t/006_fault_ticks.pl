@@ -174,7 +174,7 @@ fault_case('serial, jump forward 31 years at read 300', 'yes',
 	my $prof = "SET fasttime.clock_source = tsc; $serial SET fasttime.node_timing = profile;
 		SET fasttime.profile_after = 2000; SET fasttime.profile_interval = 1;";
 	my $q = "EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM ft WHERE g <= 20000;
-		SELECT value FROM fasttime_status() WHERE name = 'fault_wrapper_start_reads_plain';";
+		SELECT value FROM fasttime_status() WHERE name = 'fault_wrapper_start_reads_ordered';";
 	my ($rc, $out, $err) = ft_sql($node, "$prof $q");
 	my ($reads_fast) = $out =~ /\n(\d+)\s*$/;
 	ok($rc == 0 && defined $reads_fast && $reads_fast > 20000,

@@ -127,6 +127,19 @@ for my $order (qw(off start on))
 	ok($r->{$s} >= $calls && $r->{$e} >= $calls && $others == 0,
 		"exact, ordered_reads = $order: $s and $e on every call (" . show($r) . ')');
 }
+# The default is on (both ordered), and profiled timing's exact calls (its
+# prefix, here the whole run) read in order whatever ordered_reads says.
+{
+	my $r = reads('');
+	ok($r->{start_ordered} >= $calls && $r->{stop_ordered} >= $calls
+		  && $r->{start_plain} == 0 && $r->{stop_plain} == 0,
+		'exact, default ordered_reads: both reads ordered on every call (' . show($r) . ')');
+	$r = reads("SET fasttime.ordered_reads = off; SET fasttime.node_timing = profile; "
+		  . "SET fasttime.profile_after = '1h';");
+	ok($r->{start_ordered} >= $calls && $r->{stop_ordered} >= $calls
+		  && $r->{start_plain} == 0 && $r->{stop_plain} == 0,
+		'profiled, exact prefix: both reads ordered on every call, ordered_reads off (' . show($r) . ')');
+}
 
 $node->stop;
 done_testing();
