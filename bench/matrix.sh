@@ -12,7 +12,7 @@
 # runs the variants asked for (by default stock, exact, plain and
 # ordered) -- stock (fasttime.clock_source = clock_gettime), auto (fasttime
 # exact with clock_source = auto: the TSC or clock_gettime()), fasttime exact
-# as configured by default (try_tsc: plain reads), fasttime plain
+# as configured by default (try_tsc: ordered reads), fasttime plain
 # (fasttime.ordered_reads = off: plain RDTSC), start (the start read
 # ordered), ordered (fasttime.ordered_reads = on: both reads LFENCE;RDTSC),
 # exact_nd (exact with fasttime.derived_usage = off: every node compares

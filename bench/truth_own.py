@@ -29,7 +29,8 @@ def main():
                 own_runs = []
                 names = []
                 for r in rows:
-                    if r.get("pair") != pair or r.get("mode") != mode or r.get("which") != which:
+                    if (r.get("pair") != pair or r.get("mode") != mode or r.get("which") != which
+                            or "plan" not in r):
                         continue
                     nodes = walk(r["plan"]["Plan"], [])
                     own = [n[1] for n in nodes]

@@ -3,11 +3,15 @@
 --
 -- Each pair is two queries with the same plan, the same rows and the same
 -- node calls; the second ("work") adds CPU work or waits inside one known
--- node, the target.  The difference of their run times is the cost of that
+-- node, the target (or memory latency: the same loads, made to miss the
+-- caches).  The difference of their run times is the cost of that
 -- work, so a truthful timing mode shows that difference on the target's
 -- inclusive time, and none of it in the own time of any node outside the
 -- target's subtree.  The per-call observer effect of a mode cancels: both
--- queries make the same calls.
+-- queries make the same calls.  (Not quite for memory latency: an ordered
+-- read waits for the loads in flight, so misses that plain reads let
+-- overlap are paid one after another, and the work costs more under
+-- ordered reads.  Each mode is judged against its own difference.)
 --
 -- target: the plan node doing the added work, as "Node Type" or
 -- "Node Type/alias", the first match in pre-order (subplans included); a
@@ -74,7 +78,18 @@ CREATE TABLE truth_dim(id int PRIMARY KEY, grp int NOT NULL, pad text NOT NULL);
 INSERT INTO truth_dim SELECT g, g % 50, 'p' || g FROM generate_series(1, 400000) g;
 CREATE TABLE truth_fact(id int NOT NULL, dim_id int NOT NULL);
 INSERT INTO truth_fact SELECT g, 1 + (g::bigint * 7919) % 400000 FROM generate_series(1, 500000) g;
-VACUUM (FREEZE, ANALYZE) truth_skew, truth_outer, truth_outer2, truth_dim, truth_fact;
+-- Memory latency: a dimension of 1,000,000 rows hashed (a ~43 MB hash
+-- table, larger than these machines' caches), a fact table of 3,000,000
+-- rows whose two keys both find exactly one row: k_local among the first
+-- 1,024 ids (their buckets and tuples stay in the cache), k_rand anywhere
+-- (nearly every probe misses the caches twice, bucket and tuple).
+DROP TABLE IF EXISTS truth_mdim, truth_mfact;
+CREATE TABLE truth_mdim(id int PRIMARY KEY, v int NOT NULL);
+INSERT INTO truth_mdim SELECT g, g FROM generate_series(1, 1000000) g;
+CREATE TABLE truth_mfact(k_local int NOT NULL, k_rand int NOT NULL);
+INSERT INTO truth_mfact SELECT 1 + (hashint4(g) & 1023), 1 + ((hashint4(g)::bigint & 2147483647) % 1000000)
+FROM generate_series(1, 3000000) g;
+VACUUM (FREEZE, ANALYZE) truth_skew, truth_outer, truth_outer2, truth_dim, truth_fact, truth_mdim, truth_mfact;
 
 DROP TABLE IF EXISTS truth_pairs;
 CREATE TABLE truth_pairs(
@@ -151,6 +166,13 @@ INSERT INTO truth_pairs(id, title, settings, target, base, work) VALUES
  'work_mem=256MB', 'Seq Scan',
  $q$SELECT count(*), sum(r) FROM (SELECT sum(d.id) OVER (PARTITION BY d.grp ORDER BY d.id) AS r FROM truth_dim d WHERE d.grp >= 0) s$q$,
  $q$SELECT count(*), sum(r) FROM (SELECT sum(d.id) OVER (PARTITION BY d.grp ORDER BY d.id) AS r FROM truth_dim d WHERE d.grp >= 0 AND md5(md5(d.pad)) <> '') s$q$),
+('mem_leaf', 'memory latency in a leaf''s short calls: each row reads one element of a 64 MB array (an InitPlan), among 1,024 (cached) or anywhere (a cache and TLB miss)', '', 'Seq Scan',
+ $q$SELECT sum(x) FROM (SELECT (SELECT array_fill(1, ARRAY[16777216 + (random() * 0)::int]))[1 + (hashint4(key) & 1023)] AS x FROM lotsarows OFFSET 0) s$q$,
+ $q$SELECT sum(x) FROM (SELECT (SELECT array_fill(1, ARRAY[16777216 + (random() * 0)::int]))[1 + (hashint4(key) & 16777215)] AS x FROM lotsarows OFFSET 0) s$q$),
+('mem_probe', 'memory latency in a hash join''s probes: 3M probes of a 43 MB hash table, among 1,024 keys (cached) or anywhere (misses)',
+ 'enable_mergejoin=off;enable_nestloop=off;work_mem=1GB', 'Hash Join',
+ $q$SELECT count(*) FROM truth_mfact f JOIN truth_mdim d ON d.id = f.k_local$q$,
+ $q$SELECT count(*) FROM truth_mfact f JOIN truth_mdim d ON d.id = f.k_rand$q$),
 ('limit', 'a LIMIT cutting a scan short, the work in the scan''s qual', '', 'Seq Scan',
  $q$SELECT count(*) FROM (SELECT key FROM lotsarows WHERE key >= 0 LIMIT 3000000) s$q$,
  $q$SELECT count(*) FROM (SELECT key FROM lotsarows WHERE key >= 0 AND ln(key::float8) >= 0 AND sqrt(key::float8) >= 0 AND cos(key::float8) >= -2 AND sin(key::float8) >= -2 LIMIT 3000000) s$q$),
