@@ -64,3 +64,40 @@ ft_psql() {
 	"$FT_BINDIR/psql" -X -h "$dir" -p "$port" -U "$(ft_owner_name)" -d postgres \
 		-v ON_ERROR_STOP=1 "$@"
 }
+
+# A witness of the machine's own TSC jumps, outside the server
+# (test/tsc_watch.c; why: see there).  Once per stage:
+#   ft_tsc_watch_start DIR   build and start it, logging to DIR/tsc_watch.log
+#                            (exported as FT_TSC_WATCH_LOG for TAP tests);
+#                            it ends with the script that started it ($$)
+# then around each check that wants no clock WARNING:
+#   mark=$(ft_tsc_mark)                before the statements
+#   why=$(ft_tsc_explained "$mark" <<<"$stderr_or_log")
+#       status 0 when every WARNING in the text is fasttime's "the TSC
+#       disagreed" and matches jumps witnessed since the mark; $why says so
+ft_tsc_watch_start() {
+	local dir=$1 here i
+	here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+	FT_TSC_WATCH_LOG=$dir/tsc_watch.log
+	export FT_TSC_WATCH_LOG
+	: >"$FT_TSC_WATCH_LOG"
+	if ! ${CC:-cc} -O2 -o "$dir/tsc_watch" "$here/tsc_watch.c" >"$dir/tsc_watch.build" 2>&1; then
+		echo "unsupported (does not build: $(head -c 300 "$dir/tsc_watch.build"))" >>"$FT_TSC_WATCH_LOG"
+		return 0
+	fi
+	"$dir/tsc_watch" "$FT_TSC_WATCH_LOG" $$ </dev/null >/dev/null 2>&1 &
+	for i in $(seq 1 50); do
+		grep -qE '^(ready|unsupported)' "$FT_TSC_WATCH_LOG" && break
+		sleep 0.1
+	done
+	echo "# TSC witness: $(head -n 1 "$FT_TSC_WATCH_LOG")"
+}
+
+ft_tsc_mark() {
+	stat -c %s "${FT_TSC_WATCH_LOG:-/nonexistent}" 2>/dev/null || echo 0
+}
+
+ft_tsc_explained() {
+	python3 "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/tsc_explained.py" \
+		"${FT_TSC_WATCH_LOG:-/nonexistent}" "$1"
+}

@@ -76,8 +76,14 @@ fi
 work=$(mktemp -d /tmp/ft-tap.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cp -r t "$work/t"
+mkdir "$work/test"
+cp test/tsc_explained.py "$work/test/"
 chmod -R a+rX "$work"
 [ "$(id -u)" = 0 ] && chown -R "$FT_TEST_USER" "$work"
+# the witness of the machine's own TSC jumps (test/tsc_watch.c), for the
+# tests' "no WARNING" checks (FtTest::ft_no_warning)
+. test/cluster.sh
+ft_tsc_watch_start "$work"
 
 tests=()
 for f in ${FT_TAP_TESTS:-t/*.pl}; do tests+=("$work/t/$(basename "$f")"); done
@@ -89,7 +95,7 @@ t0=$(date +%s)
 out=$work/prove.out
 (cd "$work" && as_user env PATH="$bindir:$PATH" PERL5LIB="$perldir${PERL5LIB:+:$PERL5LIB}" \
 	TESTDIR="$work" PG_REGRESS="$pg_regress" FT_FAULT_INSTALL="$fault_install" \
-	FT_SRCDIR="$src" PG_TEST_TIMEOUT_DEFAULT=60 \
+	FT_SRCDIR="$src" FT_TSC_WATCH_LOG="$FT_TSC_WATCH_LOG" PG_TEST_TIMEOUT_DEFAULT=60 \
 	prove -v "${tests[@]}") >"$out" 2>&1
 cat "$out"
 echo "# prove took $(($(date +%s) - t0)) s"

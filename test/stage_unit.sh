@@ -3,6 +3,8 @@
 #   test_clock: decision, frequency choice, tick->ns conversion, facts
 #               serialization, one real detection (invariants only)
 #   test_fault: the fault-injection machinery, offline
+#   test_tsc_witness.sh: the witness of the machine's own TSC jumps and
+#               the judge of clock WARNINGs the tests use, offline
 # Each program prints TAP ending in "N passed, N failed"; a program that
 # fails to build or dies without that line counts as one failure.
 set -u
@@ -14,10 +16,10 @@ if ! make -s -C test/unit all 2>&1; then
 	echo "STAGE_RESULT unit 0 1"
 	exit 0
 fi
-for prog in test_clock test_fault; do
+for prog in build/test_clock build/test_fault test_tsc_witness.sh; do
 	out=$(mktemp)
 	echo "# $prog"
-	./test/unit/build/$prog 2>&1 | tee "$out"
+	./test/unit/$prog 2>&1 | tee "$out"
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
 	if [ -z "$line" ]; then
 		echo "not ok - $prog ended without a result line (crashed?)"

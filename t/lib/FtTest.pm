@@ -18,9 +18,12 @@ use JSON::PP;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use File::Basename qw(dirname);
+use IPC::Run;
 
 our @EXPORT = qw(ft_node ft_fault_install ft_sql ft_check_explain
-  ft_explain_nodes ft_log_since ft_parallel_settings);
+  ft_explain_nodes ft_log_since ft_parallel_settings ft_tsc_mark
+  ft_tsc_explained ft_no_warning);
 
 # SETs that make the planner choose a parallel plan for any table
 our $parallel_settings = join(' ',
@@ -127,8 +130,9 @@ sub ft_explain_nodes
 
 # Sanity of EXPLAIN (ANALYZE, FORMAT JSON) node times (the rules of
 # test/fault/check_explain.py): no negative time, startup <= total, no node
-# above the Execution Time times the processes summed at it.  Returns
-# (1, summary) or (0, what is wrong).
+# above the Execution Time times the processes summed at it (unless
+# as_measured => 1: the machine's TSC jumped, see ft_no_warning, and times
+# are as measured).  Returns (1, summary) or (0, what is wrong).
 sub ft_check_explain
 {
 	my ($text, %opt) = @_;
@@ -150,6 +154,7 @@ sub ft_check_explain
 		push @bad, "$name: negative time ($s..$t)" if $s < 0 || $t < 0;
 		push @bad, "$name: startup $s > total $t" if $s > $t + $slack;
 		my $sum = $t * ($loops || 0);
+		next if $opt{as_measured};
 		push @bad, sprintf('%s: %.3f ms x %g loops > %.3f ms x %d processes',
 			$name, $t, $loops, $exec, $procs)
 		  if $sum > $exec * $procs + $slack * ($loops > 1 ? $loops : 1);
@@ -157,6 +162,54 @@ sub ft_check_explain
 	push @bad, 'no node has times' if !$timed && !$opt{allow_untimed};
 	return (0, join('; ', @bad[ 0 .. ($#bad < 3 ? $#bad : 3) ])) if @bad;
 	return (1, sprintf('%d timed nodes, execution %.3f ms', $timed, $exec));
+}
+
+# The witness of the machine's own TSC jumps (test/tsc_watch.c, started by
+# test/stage_tap.sh, its log named by FT_TSC_WATCH_LOG): a mark taken
+# before some statements ...
+sub ft_tsc_mark
+{
+	my $f = $ENV{FT_TSC_WATCH_LOG};
+	return (defined $f && -e $f) ? (-s $f // 0) : 0;
+}
+
+# ... and whether the WARNINGs in their output are the machine's: every
+# one fasttime's "the TSC disagreed", each matching jumps witnessed since
+# the mark (test/tsc_explained.py).  Returns (1, why) or (0, why not).
+sub ft_tsc_explained
+{
+	my ($mark, $text) = @_;
+	my $f = $ENV{FT_TSC_WATCH_LOG} // '/nonexistent';
+	# test/stage_tap.sh copies it beside t/
+	my $script = dirname(__FILE__) . '/../../test/tsc_explained.py';
+	my $why = '';
+	my $ok = IPC::Run::run([ 'python3', $script, $f, $mark ], '<', \$text, '>', \$why, '2>&1');
+	chomp $why;
+	return ($ok ? 1 : 0, $why);
+}
+
+# The check "no WARNING" on a statement's stderr: passes with no WARNING,
+# or when the only WARNINGs are the machine's TSC jumps, witnessed since
+# $mark (then fasttime was right to warn).  Returns 0 (failed), 1 (no
+# WARNING) or 2 (the machine's jump: check times as measured).
+sub ft_no_warning
+{
+	my ($err, $mark, $desc) = @_;
+	if ($err !~ /WARNING/)
+	{
+		ok(1, "$desc: no WARNING");
+		return 1;
+	}
+	my ($ok, $why) = ft_tsc_explained($mark, $err);
+	if ($ok)
+	{
+		ok(1, "$desc: no WARNING but the machine's ($why)");
+		return 2;
+	}
+	ok(0, "$desc: no WARNING");
+	diag($err);
+	diag("not the machine's TSC: $why");
+	return 0;
 }
 
 1;

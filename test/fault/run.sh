@@ -56,6 +56,7 @@ pm_restart() {
 		"$FT_BINDIR/pg_ctl" -D "$dir/data" -l "$log" -w -t 60 start >/dev/null 2>&1
 }
 log_since() { tail -c +"$(($1 + 1))" "$log"; }
+ft_tsc_watch_start "$dir"
 log_size() { stat -c %s "$log" 2>/dev/null || echo 0; }
 q() { ft_psql "$dir" "$port" -At -q "$@"; }
 
@@ -78,8 +79,19 @@ query="EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*), max(a.t) FROM ft a JOIN f
 # explain_case DESCRIPTION WARNING(yes|no|any) SETUP_SQL
 #   runs the query after SETUP_SQL in one session; checks that it ran,
 #   that node times are sane, and whether the clock WARNING appeared.
+#   A WARNING where none is wanted passes only when the machine's own TSC
+#   jumped during the case, witnessed outside the server (ft_tsc_explained):
+#   the WARNING is then right, and times are checked as measured.
+#   $fake_witness, if set, is appended to the witness's log after the mark:
+#   a jump as the witness logs the machine's; $witnessed says whether the
+#   last case took that path.
+fake_witness=
+witnessed=
 explain_case() {
-	local desc=$1 want_warn=$2 setup=$3 json err rc msg
+	local desc=$1 want_warn=$2 setup=$3 json err rc msg mark why=
+	mark=$(ft_tsc_mark)
+	witnessed=
+	[ -n "$fake_witness" ] && echo "$fake_witness" >>"$FT_TSC_WATCH_LOG"
 	json=$(q -c "$setup" -c "$query" 2>"$dir/stderr")
 	rc=$?
 	err=$(cat "$dir/stderr")
@@ -87,9 +99,17 @@ explain_case() {
 		t_ok 1 "$desc: EXPLAIN ANALYZE runs" "$err"
 		return
 	fi
+	if [ "$want_warn" = no ] && grep -q WARNING <<<"$err" &&
+		why=$(ft_tsc_explained "$mark" <<<"$err"); then
+		echo "# $desc: $why"
+		want_warn=witnessed
+		witnessed=1
+	else
+		why=
+	fi
 	# where the clocks disagree, times are shown as measured: only
 	# "no negative time, startup <= total" holds (check_explain.py)
-	if [ "$want_warn" = yes ]; then
+	if [ "$want_warn" = yes ] || [ "$want_warn" = witnessed ]; then
 		msg=$(printf '%s' "$json" | python3 $here/check_explain.py --as-measured)
 		t_ok $? "$desc: times as measured, none negative ($msg)" "$msg"
 	else
@@ -107,6 +127,8 @@ explain_case() {
 		no)
 			! grep -q 'WARNING' <<<"$err"
 			t_ok $? "$desc: no WARNING" "$err" ;;
+		witnessed)
+			t_ok 0 "$desc: no WARNING but the machine's ($why)" ;;
 	esac
 }
 
@@ -125,6 +147,22 @@ else
 		"$tsc; $serial; $H; SET fasttime.fault_tick_at = 3; SET fasttime.fault_tick_mode = jump_forward"
 	explain_case "jump forward 1 h at read 500, serial" yes \
 		"$tsc; $serial; $H; SET fasttime.fault_tick_at = 500; SET fasttime.fault_tick_mode = jump_forward"
+	# the same jump, as though the machine's TSC had made it: the witness
+	# logs it (faked here), and a case that wants no WARNING accepts this
+	# one; a witnessed jump of another size explains nothing
+	fake_witness="jump $(date +%s)000 3600000000000"
+	explain_case "jump forward 1 h at read 500, witnessed as the machine's, serial" no \
+		"$tsc; $serial; $H; SET fasttime.fault_tick_at = 500; SET fasttime.fault_tick_mode = jump_forward"
+	fake_witness=
+	t_ok $([ -n "$witnessed" ] && echo 0 || echo 1) \
+		"a WARNING matching a witnessed jump passes as the machine's, times checked as measured"
+	mark=$(ft_tsc_mark)
+	echo "jump $(date +%s)000 7200000000000" >>"$FT_TSC_WATCH_LOG"
+	q -c "$tsc; $serial; $H; SET fasttime.fault_tick_at = 500; SET fasttime.fault_tick_mode = jump_forward" \
+		-c "$query" >/dev/null 2>"$dir/stderr"
+	why=$(ft_tsc_explained "$mark" <"$dir/stderr")
+	t_ok $([ $? = 1 ] && grep -q 'do not account for' <<<"$why" && echo 0 || echo 1) \
+		"a WARNING of 1 h is not the machine's when the witness saw 2 h ($why)" "$(cat "$dir/stderr")"
 	explain_case "jump forward 2 ms at read 500, serial" yes \
 		"$tsc; $serial; SET fasttime.fault_tick_amount_ns = 2e6; SET fasttime.fault_tick_at = 500; SET fasttime.fault_tick_mode = jump_forward"
 	explain_case "jump back 1 h at read 500, serial" yes \
