@@ -84,12 +84,12 @@ umask 022
 log() { echo "build-pg: $*"; }
 die() { echo "build-pg: ERROR: $*"; exit 1; }
 
-[[ $# -eq 1 && ( $1 =~ ^[0-9]+$ || $1 == arm64 ) ]] ||
-    die "usage: $0 MAJOR|arm64   (15, 17, 18, 19; arm64 = 15 on aarch64)"
+[[ $# -eq 1 && ( $1 =~ ^[0-9]+$ || $1 == arm64 || $1 == src15 ) ]] ||
+    die "usage: $0 MAJOR|arm64|src15   (15, 17, 18, 19; arm64 = 15 on aarch64; src15 = 15's source tarball)"
 # KEY names the locks; MAJOR is the PostgreSQL major version
 KEY=$1
 MAJOR=$1
-[[ $KEY == arm64 ]] && MAJOR=15
+[[ $KEY == arm64 || $KEY == src15 ]] && MAJOR=15
 CACHE=${FASTTIME_CI_CACHE:-/var/cache/fasttime-ci}
 JOBS=${FASTTIME_CI_JOBS:-$(( $(nproc) + 1 ))}
 REFRESH=${FASTTIME_CI_REFRESH:-0}
@@ -154,7 +154,10 @@ system_mirror() {
     done
 }
 
-SIDE=$CACHE/apt
+# set_side DIR: the private apt state in DIR (the sid/trixie one for 18,
+# another for bookworm's sources)
+set_side() {
+SIDE=$1
 SIDE_OPTS=(
     -o "Dir::Etc::SourceList=$SIDE/sources.list"
     -o Dir::Etc::SourceParts=/dev/null
@@ -169,6 +172,8 @@ SIDE_OPTS=(
     -o APT::Sandbox::User=root
     -o Acquire::Languages=none
 )
+}
+set_side "$CACHE/apt"
 side_apt_get()   { apt-get   "${SIDE_OPTS[@]}" "$@"; }
 side_apt_cache() { apt-cache "${SIDE_OPTS[@]}" "$@"; }
 
@@ -489,7 +494,50 @@ do_pg18() {
     result "$prefix/bin/pg_config"
 }
 
+# ================================================================ src15 ==
+# The upstream source tarball of bookworm's PostgreSQL 15, for
+# test/stage_pgregress.sh (PostgreSQL's own regression suite): the newest
+# orig tarball of source package postgresql-15 that the system mirror's
+# bookworm and bookworm-updates serve (the security archive's pool is not
+# on every mirror, so that version may be older than the installed server's;
+# the suite is compared between runs on one server, never with its expected
+# files), downloaded with a private apt state ($CACHE/apt-bookworm-src) into
+# $CACHE/src/postgresql-15-VERSION/. A cached tarball is reused with no
+# network (FASTTIME_CI_REFRESH=1 looks again). Prints its path.
+do_src_system() {
+    local srcpkg=postgresql-$MAJOR cached line uri keyring v upstream orig
+    cached=$(ls "$CACHE"/src/"$srcpkg"-*/"$srcpkg"_*.orig.tar.* 2>/dev/null | sort -V | tail -n1 || true)
+    if [[ -n $cached && $REFRESH != 1 ]]; then
+        log "cache hit: $cached"; result "$cached"
+    fi
+    line=$(system_mirror | head -n1)
+    [[ -n $line ]] || die "no apt source serving bookworm found in /etc/apt"
+    read -r uri keyring <<<"$line"
+    [[ $keyring == - || ! -f $keyring ]] && keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+    set_side "$CACHE/apt-bookworm-src"
+    mkdir -p "$SIDE/lists/partial" "$SIDE/cache/archives/partial"
+    touch "$SIDE/status"
+    cat >"$SIDE/sources.list" <<EOF
+deb-src [signed-by=$keyring] $uri bookworm main
+deb-src [signed-by=$keyring] $uri bookworm-updates main
+EOF
+    log "updating private apt lists (bookworm sources) from the system mirror"
+    side_apt_get update -qq
+    for v in $(side_apt_cache showsrc "$srcpkg" | awk '/^Version:/ {print $2}' | sort -Vr); do
+        mkdir -p "$CACHE/src/$srcpkg-$v"
+        log "downloading source package $srcpkg $v"
+        if (cd "$CACHE/src/$srcpkg-$v" && side_apt_get source -qq --download-only "$srcpkg=$v"); then
+            upstream=${v#*:}; upstream=${upstream%-*}
+            orig=$(ls "$CACHE/src/$srcpkg-$v/${srcpkg}_${upstream}".orig.tar.* 2>/dev/null | head -n1 || true)
+            [[ -n $orig ]] && result "$orig"
+        fi
+        rm -rf "${CACHE:?}/src/$srcpkg-$v"
+    done
+    die "no source tarball of $srcpkg could be downloaded"
+}
+
 case $KEY in
+    src15) do_src_system ;;
     arm64) do_arm64 ;;
     15)  do_system ;;
     17)  do_pg17 ;;

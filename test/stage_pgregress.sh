@@ -12,9 +12,12 @@
 # Needs the server's source tree for the suite's SQL and expected files:
 # FT_PG_SOURCE_TARBALL names a PostgreSQL source tarball of the server's
 # version (.ci/run passes the one .ci/build-pg.sh 18 downloaded); without
-# it the stage is skipped.  The suite's C library (regress.so) is not
-# built: the tests that need it fail the same way in every run, which is
-# what is compared.
+# it the stage is skipped.  The suite's C libraries (regress.so, and
+# contrib/spi's refint.so and autoinc.so that the triggers test loads) are
+# built from the tarball with the server's compiler, flags and headers, so
+# the tests that need them run and are compared too; any that does not
+# build is left out, and the tests that need it fail the same way in every
+# run, which is what is compared.
 set -u
 cd "$(dirname "$0")/.."
 . test/cluster.sh
@@ -32,6 +35,22 @@ trap 'for r in stock exact profile; do ft_cluster_stop "$work/$r"; done; rm -rf 
 top=$(tar -tf "$tarball" | head -n 1 | cut -d/ -f1)
 tar -xf "$tarball" -C "$work" "$top/src/test/regress"
 src=$work/$top/src/test/regress
+tar -xf "$tarball" -C "$work" "$top/contrib/spi" 2>/dev/null
+built=() unbuilt=()
+cc=$("$FT_PG_CONFIG" --cc)
+cflags="$("$FT_PG_CONFIG" --cflags) $("$FT_PG_CONFIG" --cflags_sl)"
+inc=$("$FT_PG_CONFIG" --includedir-server)
+for c in "$src/regress.c" "$work/$top/contrib/spi/refint.c" "$work/$top/contrib/spi/autoinc.c"; do
+	[ -f "$c" ] || continue
+	so=$(basename "$c" .c).so
+	# shellcheck disable=SC2086
+	if $cc $cflags -shared -I"$inc" -o "$src/$so" "$c" >"$work/cc-$so.log" 2>&1; then
+		built+=("$so")
+	else
+		unbuilt+=("$so")
+	fi
+done
+echo "# the suite's C libraries: built ${built[*]:-none}${unbuilt:+; did not build: ${unbuilt[*]}}"
 chmod -R a+rwX "$work/$top"
 pg_regress=$(dirname "$("$FT_PG_CONFIG" --pgxs)")/../test/regress/pg_regress
 port=${FT_REGRESS_PORT:-55432}
@@ -60,6 +79,9 @@ run_suite exact $((port + 2)) fasttime,auto_explain "fasttime.clock_source = clo
 run_suite profile $((port + 3)) fasttime,auto_explain "fasttime.node_timing = profile" \
 	"fasttime.profile_after = 0"
 echo "# the three runs took $((SECONDS - t0)) s"
+for r in stock exact profile; do
+	echo "# $r: $(grep -hoE '[0-9]+ of [0-9]+ tests [a-z, 0-9]*|All [0-9]+ tests passed' "$work/$r/out/run.log" 2>/dev/null | head -n 1)"
+done
 
 nstock=$(ls "$work/stock/out/results" 2>/dev/null | wc -l)
 for r in exact profile; do
