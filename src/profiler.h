@@ -5,12 +5,12 @@
  *	  is executing, kept by the node wrappers, and the parts of the
  *	  bookkeeping they run inline.
  *
- * Every plan node of a profiled query has a frame (FtProfFrame, part of
- * the node's own frame of usage.h, so that a wrapper reaches it with no
- * load; the query lists them by plan_node_id).  A node's wrapper links its
- * node frame on top of the chain of the calls under way (usage.h: one
- * chain, which buffer and WAL crediting walks too) for the duration of
- * each call.  A frame is either exact -- the call is timed with two clock
+ * Every plan node of a profiled query has a frame (FtProfFrame, of
+ * prof_frame.h, part of the node's own frame of usage.h, so that a wrapper
+ * reaches it with no load; the query lists them by plan_node_id).  A
+ * node's wrapper links its node frame on top of the chain of the calls
+ * under way (usage.h: one chain, which buffer and WAL crediting walks too)
+ * for the duration of each call.  A frame is either exact -- the call is timed with two clock
  * reads, as in exact timing -- or profiled: no clock read, and the
  * periodic tick (profiler.c) credits the time elapsed since the previous
  * tick to every profiled frame on top of the chain, down to the first
@@ -49,6 +49,7 @@
 #include <signal.h>
 
 #include "compat.h"
+#include "prof_frame.h"
 
 #include "port/atomics.h"
 
@@ -58,36 +59,6 @@ typedef enum FtNodeTimingMode
 	FT_NODE_TIMING_EXACT = 0,
 	FT_NODE_TIMING_PROFILE
 } FtNodeTimingMode;
-
-/*
- * a frame's mode: NONE for a node of a query that is not profiled (the
- * zeroed frame's), EXACT or PROFILED for a profiled query's
- */
-#define FT_FRAME_NONE		0
-#define FT_FRAME_EXACT		1
-#define FT_FRAME_PROFILED	2
-
-typedef struct FtProfFrame
-{
-	/* what a profiled call reads, first */
-	volatile uint8 mode;		/* FT_FRAME_NONE, _EXACT or _PROFILED */
-	bool		core_child;		/* has a child the executor times itself
-								 * (a MultiExec or async node): its calls in
-								 * which that child runs are exact */
-	bool		permanent;		/* stays exact for good */
-	volatile bool settled;		/* the switching tick took over this exact
-								 * call in flight */
-	bool		core_call;		/* this exact call runs a child the executor
-								 * times itself (set while on the chain) */
-	volatile bool switch_pending;	/* the switching tick found this core
-									 * call in flight: it stays exact to its
-									 * end, then the frame is profiled */
-	FtNodeInstr *instr;			/* the node's instrumentation */
-	uint64		start;			/* exact call: the clock at its start */
-	uint64		owed_from;		/* exact call: the clock from which its
-								 * time is owed to the profiled frames
-								 * below it */
-} FtProfFrame;
 
 /*
  * What one profiled query keeps: its frames, and what EXPLAIN

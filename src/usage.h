@@ -50,7 +50,7 @@
  * exactly, since the argument above holds for each counter separately over
  * the frames that check it.
  *
- * The chain is also the profiler's (profiler.h): a profiled query's calls
+ * The chain is also the profiler's (profiler.h, prof_frame.h): a profiled query's calls
  * are linked whether or not they count buffers, so that a profiled call
  * that counts buffers stores two pointers, not four.  A frame linked only
  * for the profiler joins and leaves with no transition, and is never
@@ -76,8 +76,9 @@
 #include "compat.h"
 
 #include "nodes/execnodes.h"
+#include "port/atomics.h"
 
-#include "profiler.h"
+#include "prof_frame.h"
 
 typedef struct FtUsageFrame
 {
@@ -85,7 +86,7 @@ typedef struct FtUsageFrame
 								 * be first, node->instrument points here */
 	struct FtUsageFrame *caller;	/* the frame of the call this one runs
 									 * in, while on the chain */
-	FtProfFrame prof;			/* the profiler's frame (profiler.h): a
+	FtProfFrame prof;			/* the profiler's frame (prof_frame.h): a
 								 * profiled call reaches it with no load */
 	const EState *owner;		/* the query the node belongs to */
 	struct FtUsageFrame *usage_from;	/* when not NULL, this node's usage
