@@ -175,8 +175,20 @@ error_case('division by zero inside a transaction, then ROLLBACK', "$serial BEGI
 }
 
 # a fresh session: fasttime's counters say no disagreement happened
+# (unless the witness saw the machine's own TSC jump meanwhile: then the
+# count is fasttime's right answer, and only its being a number is checked)
+$case_mark = ft_tsc_mark();
 my ($rc2, $dis) = ft_sql($node, "$tsc $serial $check SELECT value FROM fasttime_status() WHERE name = 'tsc_disagreements'");
-like($dis, qr/\n0\z/, 'no TSC disagreement counted in a fresh session');
+my $jumps = ft_tsc_jumps_since($case_mark);
+if ($jumps == 0)
+{
+	like($dis, qr/\n0\z/, 'no TSC disagreement counted in a fresh session');
+}
+else
+{
+	like($dis, qr/\n[0-9]+\z/,
+		"TSC disagreements counted in a fresh session: the machine's ($jumps jumps witnessed)");
+}
 
 is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $pid0,
 	'the server never restarted');

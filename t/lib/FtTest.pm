@@ -23,7 +23,7 @@ use IPC::Run;
 
 our @EXPORT = qw(ft_node ft_fault_install ft_sql ft_check_explain
   ft_explain_nodes ft_log_since ft_parallel_settings ft_tsc_mark
-  ft_tsc_explained ft_no_warning);
+  ft_tsc_explained ft_tsc_jumps_since ft_no_warning);
 
 # SETs that make the planner choose a parallel plan for any table
 our $parallel_settings = join(' ',
@@ -186,6 +186,21 @@ sub ft_tsc_explained
 	my $ok = IPC::Run::run([ 'python3', $script, $f, $mark ], '<', \$text, '>', \$why, '2>&1');
 	chomp $why;
 	return ($ok ? 1 : 0, $why);
+}
+
+# How many jumps of the machine's TSC the witness logged since $mark (0
+# with no witness): a counter of disagreements that cannot be matched
+# against a WARNING's DETAIL may be nonzero only where this is.
+sub ft_tsc_jumps_since
+{
+	my ($mark) = @_;
+	my $f = $ENV{FT_TSC_WATCH_LOG};
+	return 0 unless defined $f && -e $f;
+	open(my $fh, '<', $f) or return 0;
+	seek($fh, $mark, 0);
+	my $n = grep { /^jump \S+ \S+$/ } <$fh>;
+	close($fh);
+	return $n;
 }
 
 # The check "no WARNING" on a statement's stderr: passes with no WARNING,
