@@ -24,8 +24,9 @@
 #   18  only as a source package in sid: downloaded with `apt-get source
 #       --download-only`, the upstream orig tarball is built (no Debian
 #       patches) into $CACHE/pg18 with --enable-debug --enable-tap-tests
-#       --without-icu --without-readline (plus contrib auto_explain and
-#       pg_stat_statements, the TAP perl modules and pg_regress under
+#       --without-icu --without-readline (plus contrib auto_explain,
+#       pg_stat_statements and postgres_fdw -- t/013's async foreign scans
+#       --, the TAP perl modules and pg_regress under
 #       lib/pgxs/src/test/). Full server, tests can run (initdb refuses root:
 #       run servers/tests as an unprivileged user).
 #   19  only binary packages in experimental (no source package), whose
@@ -430,7 +431,7 @@ do_arm64() {
 }
 
 # ====================================================================== 18 ==
-CONTRIB_MODULES=(auto_explain pg_stat_statements)
+CONTRIB_MODULES=(auto_explain pg_stat_statements postgres_fdw)
 do_pg18() {
     local prefix=$CACHE/pg$MAJOR
     local cfg=(--prefix="$prefix" --enable-debug --enable-tap-tests --without-icu --without-readline)
