@@ -3,7 +3,9 @@
 # plans of many shapes (scans, joins with rescans and Memoize, Hash and
 # bitmap nodes, sorts, windows, LIMIT, subplans and initplans, CTEs,
 # recursion, partitions, aggregates over large inputs, nested loops with a
-# skewed inner side, a run long enough for the ticks to lengthen), with the TSC and with clock_gettime, no child reads
+# skewed inner side, nested statements 20 PL/pgSQL levels deep, a
+# PL/pgSQL set-returning function running a query per outer row, a run
+# long enough for the ticks to lengthen), with the TSC and with clock_gettime, no child reads
 # longer than its parent -- inclusive times, Actual Total Time x Actual
 # Loops, allowing for EXPLAIN's rounding -- unless exact timing shows the
 # same pair that way too.  Rows and loops are the same as exact timing's
@@ -37,6 +39,21 @@ my $tables = q{
 	CREATE TABLE p1 PARTITION OF p FOR VALUES FROM (0) TO (5000);
 	CREATE TABLE p2 PARTITION OF p FOR VALUES FROM (5000) TO (10000);
 	INSERT INTO p SELECT g, g % 13 FROM generate_series(0, 9999) g;
+	-- nested statements: a recursion of PL/pgSQL levels, each running a
+	-- query, and a set-returning function running a query per row
+	CREATE FUNCTION deep(n int) RETURNS bigint LANGUAGE plpgsql AS $$
+	DECLARE r bigint;
+	BEGIN
+		IF n = 0 THEN SELECT count(*) INTO r FROM big WHERE y = 3; RETURN r; END IF;
+		SELECT deep(n - 1) + count(*) INTO r FROM big WHERE x <= 2000 * n;
+		RETURN r;
+	END $$;
+	CREATE FUNCTION qrows(n int) RETURNS SETOF bigint LANGUAGE plpgsql AS $$
+	BEGIN
+		FOR i IN 1..n LOOP
+			RETURN QUERY SELECT count(*) FROM t WHERE k = i;
+		END LOOP;
+	END $$;
 	VACUUM ANALYZE;
 };
 my $node = ft_node('profiled_consistency', conf => [ 'autovacuum = off' ]);
@@ -76,6 +93,9 @@ my @cases = (
 	[ 'partitions', '', 'SELECT v, count(*) FROM p WHERE id % 3 = 0 GROUP BY v' ],
 	[ 'subquery scan, distinct', '',
 	  'SELECT count(*) FROM (SELECT DISTINCT y FROM big WHERE x % 3 = 0) d' ],
+	[ 'nested statements, 20 levels', '', 'SELECT deep(20)' ],
+	[ 'PL/pgSQL set-returning function per outer row', $nl,
+	  'SELECT count(*) FROM u CROSS JOIN LATERAL qrows(u.g % 4 + 1) f WHERE u.g <= 150' ],
 	[ 'function scan, material', $nl,
 	  'SELECT count(*) FROM generate_series(1, 300) a, (VALUES (1), (2), (3)) v(x) WHERE a > v.x' ],
 	# long enough (several hundred ms) for the ticks to lengthen from 1 to
