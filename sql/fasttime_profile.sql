@@ -333,6 +333,21 @@ RESET auto_explain.log_timing;
 RESET auto_explain.log_nested_statements;
 RESET auto_explain.log_level;
 
+-- the exact prefix takes no timer signal before the switch can first be
+-- due, a quarter of profile_after: with profile_after = 8s, a query of
+-- tens of milliseconds takes no tick (its first would come at 2 s)
+SET fasttime.profile_after = '8s';
+SELECT value::bigint AS ticks_before FROM fasttime_status() WHERE name = 'profile_ticks' \gset
+DO $$
+DECLARE j json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM generate_series(1, 300000) g WHERE g % 7 = 0' INTO j;
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM generate_series(1, 300000) g WHERE g % 7 = 0' INTO j;
+END $$;
+SELECT value::bigint - :ticks_before AS ticks_in_short_queries
+FROM fasttime_status() WHERE name = 'profile_ticks';
+SET fasttime.profile_after = 0;
+
 -- status: the settings, and ticks happened
 SELECT name, value FROM fasttime_status()
 WHERE name IN ('node_timing', 'profile_interval_ms', 'profile_interval_max_ms', 'profile_after_ms');
