@@ -7,30 +7,29 @@
  *
  * Every plan node of a profiled query has a frame (FtProfFrame, of
  * prof_frame.h, part of the node's own frame of usage.h, so that a wrapper
- * reaches it with no load; the query lists them by plan_node_id).  A
- * node's wrapper links its node frame on top of the chain of the calls
- * under way (usage.h: one chain, which buffer and WAL crediting walks too)
- * for the duration of each call.  A frame is either exact -- the call is timed with two clock
- * reads, as in exact timing -- or profiled: no clock read, and the
+ * reaches it with no load; the query lists them by plan_node_id).  A node's
+ * wrapper links its node frame on top of the chain of the calls under way
+ * (usage.h: one chain, which buffer and WAL crediting walks too) for the
+ * duration of each call.  A frame is either exact -- the call is timed with
+ * two clock reads, as in exact timing -- or profiled: no clock read, and the
  * periodic tick (profiler.c) credits the time elapsed since the previous
- * tick to every profiled frame on top of the chain, down to the first
- * exact one.  Frames on the chain that belong to no profiled query (a
- * query run inside a node with timing of its own, whose calls are linked
- * for its buffer counts) are neither: their mode is FT_FRAME_NONE and
- * every walk here passes over them, as if they were not linked.  An exact
- * call on top of profiled frames credits its duration to them when it
- * returns (ft_prof_settle_up), and a tick that lands inside it credits
- * them its time so far; either way the next tick credits only the rest of
- * its interval, so that time is counted once per node and a node's
- * inclusive time contains its callees' whatever mixes of exact and
- * profiled frames are on the chain, as long as no profiled frame runs
- * inside an exact one -- which profiler.c guarantees: every query starts
- * exact and all of them switch together, and the frames that stay exact
- * for good (nodes below Hash and bitmap nodes, which the executor drives
- * through MultiExecProcNode, nodes with async children, and async nodes)
- * have only such frames below them.  No exact call credits the time
- * before it to anyone: only a tick, at an instant that has nothing to do
- * with the plan's rhythm, tells which node was executing.
+ * tick to every profiled frame on top of the chain, down to the first exact
+ * one.  Frames on the chain that belong to no profiled query (a query run
+ * inside a node with timing of its own, whose calls are linked for its
+ * buffer counts) are neither: their mode is FT_FRAME_NONE and every walk
+ * here passes over them, as if they were not linked.  An exact call on top
+ * of profiled frames credits its duration to them when it returns
+ * (ft_prof_settle_up), and a tick that lands inside it credits them its time
+ * so far; either way the next tick credits only the rest of its interval, so
+ * that time is counted once per node and a node's inclusive time contains
+ * its callees' whatever mixes of exact and profiled frames are on the chain,
+ * as long as no profiled frame runs inside an exact one -- which profiler.c
+ * guarantees: every query starts exact and all of them switch together, and
+ * the frames that stay exact for good (nodes below Hash and bitmap nodes,
+ * which the executor drives through MultiExecProcNode, nodes with async
+ * children, and async nodes) have only such frames below them.  No exact
+ * call credits the time before it to anyone: only a tick, at an instant that
+ * has nothing to do with the plan's rhythm, tells which node was executing.
  *
  * Nothing here reads a clock in a profiled call: the wrapper stores two
  * pointers (the same two a node counting buffers stores anyway).  The
