@@ -166,6 +166,8 @@ fault_ns_to_ticks(double ns)
  * plain, stop ordered (node_wrappers.c)
  */
 uint64_t	ft_fault_wrapper_reads[4] = {0, 0, 0, 0};
+uint64_t	ft_fault_stamps_taken = 0;
+uint64_t	ft_fault_stamps_reused = 0;
 
 /*
  * The node wrappers' clock reads in a fault build: the TSC (plain or

@@ -30,6 +30,13 @@ extern void ft_fault_define_gucs(void);
 extern uint64_t ft_fault_wrapper_reads[4];
 
 /*
+ * The clock cross-check's stamps of queries in this process: pairs of
+ * reads taken, and query starts that reused the last pair (node_timing.c).
+ */
+extern uint64_t ft_fault_stamps_taken;
+extern uint64_t ft_fault_stamps_reused;
+
+/*
  * fasttime.fault_switch_in_link: profiled timing's switch comes, once a
  * run, between an exact-phase call's test of its frame's mode and the
  * link of its frame -- where a tick can land -- in the run's first exact

@@ -42,6 +42,7 @@
 #include "nodes/execnodes.h"
 #include "utils/memutils.h"
 
+#include "fault_injection.h"
 #include "node_timing.h"
 #include "node_wrappers.h"
 #include "usage.h"
@@ -72,19 +73,39 @@ static FtQueryClock *query_clocks = NULL;
 static int	n_query_clocks = 0;
 static int	max_query_clocks = 0;
 
+/* tolerated disagreement between the clocks over one query */
+#define FT_DRIFT_TOLERANCE_PPM	1000
+#define FT_DRIFT_TOLERANCE_NS	50000
+
+/* tries and the widest acceptable pair of reads, for paired_stamp */
+#define FT_STAMP_TRIES			4
+#define FT_STAMP_MAX_WIDTH_NS	20000
+
+/*
+ * The last stamp this process took, for query_start_stamp().  A stamp is
+ * worth reusing only within FT_STAMP_REUSE_NS of it by the TSC, which is
+ * less than the smallest tolerance of the comparison (FT_DRIFT_TOLERANCE_NS):
+ * see query_start_stamp.
+ */
+#define FT_STAMP_REUSE_NS		20000
+static bool last_stamp_valid = false;
+static uint64 last_stamp_tsc;
+static int64 last_stamp_wall_ns;
+
 /*
  * Both clocks read "at the same time": the TSC on either side of
  * clock_gettime, retried while the two TSC reads are far apart (an
  * interrupt, a page fault or preemption landed in between: a fresh
  * parallel worker's first clock_gettime faults in the vDSO page and can
- * lose its CPU for milliseconds).  The TSC stamp is their midpoint.
+ * lose its CPU for milliseconds).  The TSC stamp is their midpoint.  A
+ * stamp within the width is kept for query_start_stamp.
  */
-#define FT_STAMP_TRIES			4
-#define FT_STAMP_MAX_WIDTH_NS	20000
-
 static void
 paired_stamp(uint64 *tsc, int64 *wall_ns)
 {
+#ifdef FASTTIME_FAULT_INJECTION
+	ft_fault_stamps_taken++;
+#endif
 	for (int i = 0; i < FT_STAMP_TRIES; i++)
 	{
 		uint64		before = ft_node_ticks();
@@ -95,13 +116,57 @@ paired_stamp(uint64 *tsc, int64 *wall_ns)
 		*wall_ns = wall;
 		if (after >= before &&
 			ft_ticks_to_ns(&ft_conv, (int64) (after - before)) <= FT_STAMP_MAX_WIDTH_NS)
-			break;
+		{
+			last_stamp_valid = true;
+			last_stamp_tsc = *tsc;
+			last_stamp_wall_ns = wall;
+			return;
+		}
 	}
+	last_stamp_valid = false;
 }
 
-/* tolerated disagreement between the clocks over one query */
-#define FT_DRIFT_TOLERANCE_PPM	1000
-#define FT_DRIFT_TOLERANCE_NS	50000
+/*
+ * Both clocks at the start of a TSC-timed query.  A query started within
+ * a few microseconds (by the TSC) of the last stamp this process took --
+ * a statement of a PL/pgSQL loop, started just after its predecessor
+ * ended and was compared -- starts from that stamp instead of taking a
+ * new one: the pair costs two TSC reads and a clock_gettime (~50 ns on a
+ * kvm-clock guest), as much as all the node timing of a one-row lookup.
+ *
+ * The query's comparison then covers the gap as well, never less than the
+ * query: a disagreement of the clocks during the query is seen as before.
+ * One inside the gap is seen too, but can only be small: a TSC that
+ * jumped forward there still shows a gap under FT_STAMP_REUSE_NS, which
+ * is below the tolerance of every comparison; one that jumped back by
+ * more than the gap shows a negative gap and a new stamp is taken; one
+ * that jumped back by almost exactly the time the process spent idle
+ * (the only way a long real gap can look short) is a real disagreement
+ * of the clocks, reported with the query that follows it.
+ */
+static void
+query_start_stamp(uint64 *tsc, int64 *wall_ns)
+{
+	StaticAssertStmt(FT_STAMP_REUSE_NS < FT_DRIFT_TOLERANCE_NS,
+					 "a reused stamp's gap must stay below the tolerance");
+
+	if (last_stamp_valid)
+	{
+		uint64		now = ft_node_ticks();
+
+		if (now >= last_stamp_tsc &&
+			ft_ticks_to_ns(&ft_conv, (int64) (now - last_stamp_tsc)) <= FT_STAMP_REUSE_NS)
+		{
+			*tsc = last_stamp_tsc;
+			*wall_ns = last_stamp_wall_ns;
+#ifdef FASTTIME_FAULT_INJECTION
+			ft_fault_stamps_reused++;
+#endif
+			return;
+		}
+	}
+	paired_stamp(tsc, wall_ns);
+}
 
 /* Index of a query's note, or -1. */
 static int
@@ -180,10 +245,20 @@ note_query(QueryDesc *queryDesc)
 	qm->cb.arg = qm;
 	MemoryContextRegisterResetCallback(queryDesc->estate->es_query_cxt, &qm->cb);
 
+	/* every field set here: a memset of the note cost ~25 ns a query */
 	qc = &query_clocks[n_query_clocks++];
-	memset(qc, 0, sizeof(*qc));
 	qc->queryDesc = queryDesc;
 	qc->plannedstmt = queryDesc->plannedstmt;
+	qc->prof = NULL;
+	qc->derived = NULL;
+	qc->checked = false;
+	qc->disagreed = false;
+	qc->wall_ns = 0;
+	qc->tsc_ns = 0;
+	qc->tsc_hz = 0;
+	qc->tsc_hz_origin = FT_FREQ_NONE;
+	qc->tsc_start = 0;
+	qc->wall_start_ns = 0;
 	return qc;
 }
 
@@ -327,7 +402,7 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	{
 		qc->tsc_hz = ft_conv.hz;
 		qc->tsc_hz_origin = ft_get_facts()->tsc_hz_origin;
-		paired_stamp(&qc->tsc_start, &qc->wall_start_ns);
+		query_start_stamp(&qc->tsc_start, &qc->wall_start_ns);
 	}
 }
 

@@ -697,6 +697,10 @@ fasttime_status(PG_FUNCTION_ARGS)
 					  psprintf(UINT64_FORMAT, ft_fault_wrapper_reads[2]));
 		ft_status_row(rsinfo, "fault_wrapper_stop_reads_ordered",
 					  psprintf(UINT64_FORMAT, ft_fault_wrapper_reads[3]));
+		ft_status_row(rsinfo, "fault_clock_stamps_taken",
+					  psprintf(UINT64_FORMAT, ft_fault_stamps_taken));
+		ft_status_row(rsinfo, "fault_clock_stamps_reused",
+					  psprintf(UINT64_FORMAT, ft_fault_stamps_reused));
 	}
 #endif
 	ft_status_row(rsinfo, "open_query_notes",

@@ -141,5 +141,41 @@ for my $order (qw(off start on))
 		'profiled, exact prefix: both reads ordered on every call, ordered_reads off (' . show($r) . ')');
 }
 
+# The clock cross-check's stamps (node_timing.c): a query started within
+# 20 us by the TSC of the last pair of reads reuses that pair as its start.
+# With the step clock the TSC moves only at reads, so every query here
+# starts a few steps after the previous query's end stamp -- even the outer
+# one, after the first status query (instrumented too) -- and the only
+# pairs taken are the ends: the first status query's and those of the 201
+# queries of SELECT lookups(200) under auto_explain with
+# log_nested_statements.  (With the real TSC a top-level query starts
+# later than 20 us after the previous one and takes its own pair.)
+{
+	ft_sql($node, q{
+		CREATE FUNCTION lookups(n int) RETURNS bigint LANGUAGE plpgsql AS $$
+		DECLARE r bigint := 0; x bigint;
+		BEGIN
+			FOR i IN 1..n LOOP
+				SELECT k INTO x FROM s WHERE g = i;
+				r := r + x;
+			END LOOP;
+			RETURN r;
+		END $$;
+	});
+	my ($rc, $out, $err) = ft_sql($node, "$step LOAD 'auto_explain';
+		SET auto_explain.log_min_duration = '100s'; SET auto_explain.log_analyze = on;
+		SET auto_explain.log_nested_statements = on;
+		SELECT string_agg(value, ',' ORDER BY name) FROM fasttime_status() WHERE name LIKE 'fault_clock_stamps_%';
+		SELECT lookups(200);
+		SET auto_explain.log_analyze = off;
+		SELECT string_agg(value, ',' ORDER BY name) FROM fasttime_status() WHERE name LIKE 'fault_clock_stamps_%';");
+	my @c = $out =~ /^(\d+),(\d+)$/mg;
+	ok($rc == 0 && @c == 4, 'stamp counters read before and after') or diag("$out\n$err");
+	my ($reused, $taken) = ($c[2] - $c[0], $c[3] - $c[1]);
+	is($reused, 201, "the outer query and its 200 nested statements each reused the last stamp as its start ($reused)");
+	is($taken, 202,
+		"pairs taken: one at the end of each of the 202 instrumented queries, none at a start ($taken)");
+}
+
 $node->stop;
 done_testing();
