@@ -46,6 +46,9 @@ static FtClockFacts ft_facts;
 static FtDecision ft_decisions[4];
 static bool ft_decided[4];
 
+/* bumped whenever the cached decisions are forgotten (ft_follow_core) */
+static uint64 ft_decisions_generation = 1;
+
 /* how often the kernel's clocksource is read again, at most */
 #define FT_KERNEL_RECHECK_NS	1000000000LL
 
@@ -68,6 +71,7 @@ static void
 ft_facts_changed(void)
 {
 	memset(ft_decided, 0, sizeof(ft_decided));
+	ft_decisions_generation++;
 	if (!ft_conv_init(&ft_conv, ft_facts.tsc_hz))
 		memset(&ft_conv, 0, sizeof(ft_conv));
 }
@@ -175,6 +179,7 @@ ft_recheck_kernel_clocksource(void)
 	strlcpy(ft_facts.kernel_available, available,
 			sizeof(ft_facts.kernel_available));
 	memset(ft_decided, 0, sizeof(ft_decided));
+	ft_decisions_generation++;
 	after = ft_get_decision_nocheck(FT_SETTING_AUTO);
 
 	stopped = before.choice == FT_CHOICE_TSC && after->choice != FT_CHOICE_TSC;
@@ -220,27 +225,47 @@ ft_get_decision_nocheck(FtClockSetting setting)
  * accept the TSC, and with clock_gettime otherwise.  tsc and try_tsc use
  * fasttime's TSC even where the server does not (no RDTSCP, a kvm-clock
  * machine), and then write nanoseconds.  The reason says which unit plan
- * node times are written in.  Recomputed on each call, since the server's
- * setting can change at any SET; the calls are per query, not per node.
- * Before 19 the decision is returned as it is.
+ * node times are written in.  Asked at the start of every query that
+ * times its nodes, so the answer is kept until the decisions are taken
+ * afresh or the server's setting or its TSC clock changes (any SET can
+ * change them): the GUC lookup and the formatting of the reason cost
+ * about 150 ns a query, more than the rest of fasttime's set-up of a
+ * one-row lookup.  Before 19 the decision is returned as it is.
  */
 static const FtDecision *
 ft_follow_core(FtClockSetting setting, const FtDecision *d)
 {
 	static FtDecision followed[lengthof(ft_decisions)];
+	static struct
+	{
+		uint64		generation; /* of the decisions; 0: nothing kept */
+		int			core_id;
+		bool		core_tsc;
+		const FtDecision *result;
+	}			kept[lengthof(ft_decisions)];
 	FtDecision *f;
 	const char *core_setting;
 	bool		core_tsc;
+	int			core_id;
 
 	if (!FT_HAVE_CORE_CLOCK_SOURCE || setting == FT_SETTING_CLOCK_GETTIME ||
 		d->refused)
 		return d;
-	core_setting = ft_core_timing_clock_source();
 	core_tsc = ft_core_tsc_enabled();
-	f = &followed[setting];
-	*f = *d;
+	core_id = ft_core_timing_clock_source_id();
+	if (kept[setting].generation == ft_decisions_generation &&
+		kept[setting].core_id == core_id && kept[setting].core_tsc == core_tsc)
+		return kept[setting].result;
+	kept[setting].generation = ft_decisions_generation;
+	kept[setting].core_id = core_id;
+	kept[setting].core_tsc = core_tsc;
+	kept[setting].result = d;
 	if (d->choice != FT_CHOICE_TSC)
 		return d;
+	core_setting = ft_core_timing_clock_source();
+	f = &followed[setting];
+	*f = *d;
+	kept[setting].result = f;
 	if (setting == FT_SETTING_AUTO && !core_tsc)
 	{
 		f->choice = FT_CHOICE_CLOCK_GETTIME;
@@ -312,9 +337,10 @@ ft_publish_facts(void)
 {
 	char		buf[FT_FACTS_STRLEN];
 
-	if (!ft_facts.detected || IsParallelWorker() || IsInParallelMode())
-		return;
+	/* already published: the common case, tested first */
 	if (ft_leader_facts != NULL && ft_leader_facts[0] != '\0')
+		return;
+	if (!ft_facts.detected || IsParallelWorker() || IsInParallelMode())
 		return;
 
 	ft_facts_serialize(&ft_facts, buf, sizeof(buf));

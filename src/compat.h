@@ -77,6 +77,16 @@ ft_core_timing_clock_source(void)
 	return v != NULL ? v : "unknown";
 }
 
+/*
+ * The server's setting timing_clock_source as its variable holds it: a
+ * cheap key for what ft_core_timing_clock_source() would say.
+ */
+static inline int
+ft_core_timing_clock_source_id(void)
+{
+	return timing_clock_source;
+}
+
 static inline bool
 ft_core_tsc_enabled(void)
 {
@@ -114,6 +124,12 @@ static inline const char *
 ft_core_timing_clock_source(void)
 {
 	return NULL;
+}
+
+static inline int
+ft_core_timing_clock_source_id(void)
+{
+	return -1;
 }
 
 static inline bool
