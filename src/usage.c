@@ -105,6 +105,7 @@ typedef struct FtFrameWalk
 	PlanState  *current_root;	/* the subplan being walked, or NULL */
 	EState	   *estate;
 	bool		marking;		/* second pass: mark derived frames */
+	bool		counts_usage;	/* a frame counts buffers or WAL */
 	FtUsageFrame **derived;		/* derived frames, children first */
 	int			nderived;
 	int			maxderived;
@@ -140,12 +141,17 @@ ft_usage_frame_walker(PlanState *ps, void *context)
 		return false;
 	if (ps->instrument != NULL && !w->marking)
 	{
-		FtUsageFrame *f = MemoryContextAllocZero(w->estate->es_query_cxt,
-												 sizeof(FtUsageFrame));
+		FtUsageFrame *f = MemoryContextAlloc(w->estate->es_query_cxt,
+											 sizeof(FtUsageFrame));
 
+		/* the instrumentation copied, the rest zeroed: not twice over */
 		memcpy(&f->instr, ps->instrument, sizeof(FtNodeInstr));
+		memset((char *) f + sizeof(FtNodeInstr), 0,
+			   sizeof(FtUsageFrame) - sizeof(FtNodeInstr));
 		f->owner = w->estate;
 		ps->instrument = &f->instr;
+		if (FT_INSTR_NEED_BUFUSAGE(&f->instr) || FT_INSTR_NEED_WALUSAGE(&f->instr))
+			w->counts_usage = true;
 	}
 	if (planstate_tree_walker(ps, ft_usage_frame_walker, context))
 		return true;
@@ -176,6 +182,9 @@ ft_usage_frame_walker(PlanState *ps, void *context)
 	return false;
 }
 
+StaticAssertDecl(offsetof(FtUsageFrame, instr) == 0,
+				 "a frame's instrumentation comes first");
+
 /*
  * At executor start, before the nodes go on the wrappers (and before the
  * profiler records their instrumentation): a frame for every instrumented
@@ -204,9 +213,14 @@ ft_usage_frame_query(PlanState *planstate, List *subplanstates, EState *estate)
 		}
 		qsort(w.roots, w.nroots, sizeof(PlanState *), ft_usage_ptr_cmp);
 	}
-	/* the frames, then (every node having its frame) the derived ones */
+	/*
+	 * The frames, then (every node having its frame) the derived ones;
+	 * there are none when no frame counts buffers or WAL.
+	 */
 	for (int pass = 0; pass < 2; pass++)
 	{
+		if (pass == 1 && !w.counts_usage)
+			break;
 		w.marking = pass == 1;
 		w.current_root = NULL;
 		if (planstate != NULL)
