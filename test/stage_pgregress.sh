@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Stage: PostgreSQL's own regression suite under auto_explain, four
+# Stage: PostgreSQL's own regression suite under auto_explain, five
 # times: on a server without fasttime (stock); with fasttime and
 # fasttime.clock_source = clock_gettime (its executor hooks on every
 # query, the plans left on stock's instrumentation); with
 # clock_source = try_tsc (exact timing on fasttime's wrappers with the
 # TSC, wherever the TSC is usable: both kinds of machine CI runs on); and
 # with fasttime.node_timing = profile switching at the first tick
-# (profile_after = 0).  Each statement of the suite runs with auto_explain
+# (profile_after = 0), once with clock_gettime and once with try_tsc
+# (auto picks one or the other by machine).  Each statement of the suite runs with auto_explain
 # logging it with ANALYZE, BUFFERS and WAL (nested statements too); every
 # result file of the fasttime runs must be the same as stock's, no
 # backend may crash, and fasttime may print no WARNING -- except the
@@ -35,7 +36,7 @@ if [ -z "$tarball" ] || [ ! -f "$tarball" ]; then
 fi
 work=$(mktemp -d /tmp/fasttime-pgregress.XXXXXX)
 [ "$(id -u)" = 0 ] && chown "$FT_TEST_USER" "$work"
-trap 'for r in stock exact tsc profile; do ft_cluster_stop "$work/$r"; done; rm -rf "$work"' EXIT
+trap 'for r in stock exact tsc profile profile_tsc; do ft_cluster_stop "$work/$r"; done; rm -rf "$work"' EXIT
 top=$(tar -tf "$tarball" | head -n 1 | cut -d/ -f1)
 tar -xf "$tarball" -C "$work" "$top/src/test/regress"
 src=$work/$top/src/test/regress
@@ -93,16 +94,19 @@ mark[tsc]=$(ft_tsc_mark)
 run_suite tsc $((port + 4)) fasttime,auto_explain "fasttime.clock_source = try_tsc"
 mark[profile]=$(ft_tsc_mark)
 run_suite profile $((port + 3)) fasttime,auto_explain "fasttime.node_timing = profile" \
-	"fasttime.profile_after = 0"
-echo "# the four runs took $((SECONDS - t0)) s"
-for r in stock exact tsc profile; do
+	"fasttime.profile_after = 0" "fasttime.clock_source = clock_gettime"
+mark[profile_tsc]=$(ft_tsc_mark)
+run_suite profile_tsc $((port + 5)) fasttime,auto_explain "fasttime.node_timing = profile" \
+	"fasttime.profile_after = 0" "fasttime.clock_source = try_tsc"
+echo "# the five runs took $((SECONDS - t0)) s"
+for r in stock exact tsc profile profile_tsc; do
 	[ -f "$work/$r/out/clock_status" ] &&
 		echo "# $r: fasttime.clock_source_status = $(head -n 1 "$work/$r/out/clock_status")"
 	echo "# $r: $(grep -hoE '[0-9]+ of [0-9]+ tests [a-z, 0-9]*|All [0-9]+ tests passed' "$work/$r/out/run.log" 2>/dev/null | head -n 1)"
 done
 
 nstock=$(ls "$work/stock/out/results" 2>/dev/null | wc -l)
-for r in exact tsc profile; do
+for r in exact tsc profile profile_tsc; do
 	nr=$(ls "$work/$r/out/results" 2>/dev/null | wc -l)
 	t_ok $([ "$nstock" -gt 100 ] && [ "$nstock" = "$nr" ] && echo 0 || echo 1) \
 		"$r: every result file written ($nstock stock, $nr $r)"
