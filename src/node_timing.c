@@ -380,7 +380,8 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		/* the frames first: the profiler's records their instrumentation */
 		derived = ft_usage_frame_query(queryDesc->planstate,
 									   queryDesc->estate->es_subplanstates,
-									   queryDesc->estate);
+									   queryDesc->estate,
+									   ft_timer_is_profiled(timer));
 		ft_node_timing_stats.last_query_derived = derived ? derived->n : 0;
 		max_id = wrap_query(queryDesc, timer, "ExecutorStart");
 	}

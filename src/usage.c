@@ -104,6 +104,8 @@ typedef struct FtFrameWalk
 	int			nroots;
 	PlanState  *current_root;	/* the subplan being walked, or NULL */
 	EState	   *estate;
+	bool		all_nodes;		/* a frame for every instrumented node, not
+								 * only for those counting buffers or WAL */
 	bool		marking;		/* second pass: mark derived frames */
 	bool		counts_usage;	/* a frame counts buffers or WAL */
 	FtUsageFrame **derived;		/* derived frames, children first */
@@ -121,12 +123,13 @@ ft_usage_ptr_cmp(const void *a, const void *b)
 }
 
 /*
- * Give one instrumented node its frame: a copy of its instrumentation
+ * Give one instrumented node its frame, if it needs one (all_nodes, or it
+ * counts buffers or WAL): a copy of its instrumentation
  * (which nothing has used yet: the plan has not run) in the query's
  * memory, with the chain fields after it, and point the node at it.  A
  * subplan's root is only entered from the walk over es_subplanstates, so
  * that each node gets one frame (see ft_wrap_walker).  A second pass over
- * the same nodes, when every instrumented node has its frame, marks a
+ * the same nodes, when every node that counts usage has its frame, marks a
  * node's outer child's usage derived from the node's where
  * usage_derive.c proves it equal and both count the same things (nodes
  * of one query do); it meets the deepest pairs first.
@@ -139,7 +142,9 @@ ft_usage_frame_walker(PlanState *ps, void *context)
 	if (ps != w->current_root && w->nroots > 0 &&
 		bsearch(&ps, w->roots, w->nroots, sizeof(PlanState *), ft_usage_ptr_cmp) != NULL)
 		return false;
-	if (ps->instrument != NULL && !w->marking)
+	if (ps->instrument != NULL && !w->marking &&
+		(w->all_nodes || FT_INSTR_NEED_BUFUSAGE(ps->instrument) ||
+		 FT_INSTR_NEED_WALUSAGE(ps->instrument)))
 	{
 		FtUsageFrame *f = MemoryContextAlloc(w->estate->es_query_cxt,
 											 sizeof(FtUsageFrame));
@@ -188,21 +193,32 @@ StaticAssertDecl(offsetof(FtUsageFrame, instr) == 0,
 /*
  * At executor start, before the nodes go on the wrappers (and before the
  * profiler records their instrumentation): a frame for every instrumented
- * node of the query, the main tree and each subplan.  Every node a
- * wrapper can ever run for is among them: the wrappers are only given to
- * nodes of this tree, here or by the later walks over the same tree.
- * Returns the frames whose usage is derived (usage_derive.c), parents
- * first, in the query's memory; NULL when there are none.
+ * node of the query that counts buffers or WAL, or for every one when
+ * all_nodes (profiled timing's frames live in them), the main tree and
+ * each subplan.  Every node a wrapper can ever run for is among them: the
+ * wrappers are only given to nodes of this tree, here or by the later
+ * walks over the same tree.  A node of an exact-timed query that counts
+ * neither has no frame, and its wrapper never looks for one; its
+ * instrumentation stays where InstrAlloc put it.  (Every plan node's
+ * instrumentation is allocated with the query's options, es_instrument,
+ * so when those count neither there is nothing to walk for.)  Returns
+ * the frames whose usage is derived (usage_derive.c), parents first, in
+ * the query's memory; NULL when there are none.
  */
 FtUsageDerived *
-ft_usage_frame_query(PlanState *planstate, List *subplanstates, EState *estate)
+ft_usage_frame_query(PlanState *planstate, List *subplanstates, EState *estate,
+					 bool all_nodes)
 {
 	FtUsageDerived *result = NULL;
 	FtFrameWalk w;
 	ListCell   *lc;
 
+	if (!all_nodes &&
+		(estate->es_instrument & (INSTRUMENT_BUFFERS | INSTRUMENT_WAL)) == 0)
+		return NULL;
 	memset(&w, 0, sizeof(w));
 	w.estate = estate;
+	w.all_nodes = all_nodes;
 	if (subplanstates != NIL)
 	{
 		w.roots = palloc(sizeof(PlanState *) * list_length(subplanstates));

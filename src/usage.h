@@ -61,7 +61,9 @@
  * The frame is fasttime's own copy of the node's instrumentation with the
  * chain fields after it: at executor start, node->instrument is pointed at
  * the copy (ft_usage_frame_query), so the wrapper reaches its frame with
- * the load it makes anyway.  Every reader of node->instrument in core
+ * the load it makes anyway.  Nodes that count buffers or WAL have frames,
+ * and every node of a profiled query; the other nodes of an exact-timed
+ * query keep their instrumentation where InstrAlloc put it.  Every reader of node->instrument in core
  * (EXPLAIN, auto_explain, InstrEndLoop, InstrAggNode, parallel workers'
  * reporting, ExecShutdownNode, the async and MultiExec stock pairs) reads
  * it through the pointer; only ExecInitNode stores it, before the hook.
@@ -300,7 +302,7 @@ ft_usage_transition(const bool buf, const bool wal, const int isa)
 /* executor hooks' side (usage.c) */
 extern FtUsageDerived *ft_usage_frame_query(PlanState *planstate,
 											List *subplanstates,
-											EState *estate);
+											EState *estate, bool all_nodes);
 extern void ft_usage_derive(const FtUsageDerived *derived);
 extern void ft_usage_run_begin(FtUsageFrame **saved_top);
 extern void ft_usage_run_end(FtUsageFrame *saved_top);
