@@ -16,7 +16,9 @@
 #   exact     clock_source = try_tsc, node_timing = exact
 #   off       try_tsc, log_timing = off (fasttime's wrappers, no clock)
 #   profile   try_tsc, node_timing = profile
-# (auto_explain.log_min_duration = 100 s: nothing is logged.)  Prints one
+# (auto_explain.log_min_duration = 100 s: nothing is logged.)  AE_EXTRA,
+# if set, is run after the auto_explain settings (e.g. AE_EXTRA="SET
+# auto_explain.log_buffers = on;").  Prints one
 # line per alternation, build and mode: min, median, and the medians of the
 # per-round ratios to plain and to stock, with quartiles.
 set -u
@@ -34,7 +36,7 @@ ft_psql $D $P -q -c "CREATE EXTENSION fasttime" \
 	-c "CREATE INDEX a_g ON a (g)" -c "VACUUM ANALYZE a" \
 	-c "CREATE FUNCTION tiny(n int) RETURNS bigint LANGUAGE plpgsql AS \$\$ DECLARE r bigint := 0; x bigint; BEGIN FOR i IN 1..n LOOP SELECT k INTO x FROM a WHERE g = i; r := r + x; END LOOP; RETURN r; END \$\$" >/dev/null
 session() {
-	echo "LOAD 'auto_explain'; SET auto_explain.log_min_duration = '100s'; SET auto_explain.log_nested_statements = on;"
+	echo "LOAD 'auto_explain'; SET auto_explain.log_min_duration = '100s'; SET auto_explain.log_nested_statements = on; ${AE_EXTRA:-}"
 	echo "SELECT tiny($N); SELECT tiny($N);"
 	for r in $(seq 1 "$R"); do
 		for m in $MODES; do
