@@ -68,6 +68,26 @@ if ! chroot_mount "$root" "$repo"; then
 	exit 1
 fi
 
+# A source tarball for test/stage_pgregress.sh named by a host path: the
+# chroot sees the repository only, so one outside it is copied into the
+# chroot (kept there, replaced when it differs) and named by its path
+# inside.
+if [ -n "${FT_PG_SOURCE_TARBALL:-}" ] && [ -f "$FT_PG_SOURCE_TARBALL" ]; then
+	src_tar=$(readlink -f "$FT_PG_SOURCE_TARBALL")
+	case $src_tar in
+	"$repo"/*) FT_PG_SOURCE_TARBALL=$CHROOT_REPO_DIR/${src_tar#"$repo"/} ;;
+	*)
+		mkdir -p "$root/var/tmp/fasttime-src"
+		dest=/var/tmp/fasttime-src/$(basename "$src_tar")
+		cmp -s "$src_tar" "$root$dest" || cp "$src_tar" "$root$dest" || {
+			echo "pg-chroot: cannot copy $src_tar into $root" >&2
+			exit 1
+		}
+		FT_PG_SOURCE_TARBALL=$dest
+		;;
+	esac
+fi
+
 envs=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
 	LANG=C.UTF-8 TERM=${TERM:-dumb}
 	PG_CONFIG=/usr/lib/postgresql/$MAJOR/bin/pg_config)
