@@ -41,8 +41,6 @@ if [ -z "$tarball" ] || [ ! -f "$tarball" ]; then
 	echo "STAGE_RESULT pgregress $passed $failed"
 	exit 0
 fi
-work=$(mktemp -d /tmp/fasttime-pgregress.XXXXXX)
-[ "$(id -u)" = 0 ] && chown "$FT_TEST_USER" "$work"
 runs=${FT_PGREGRESS_RUNS:-exact tsc profile profile_tsc}
 for r in $runs; do
 	case $r in
@@ -54,6 +52,8 @@ for r in $runs; do
 		;;
 	esac
 done
+work=$(mktemp -d /tmp/fasttime-pgregress.XXXXXX)
+[ "$(id -u)" = 0 ] && chown "$FT_TEST_USER" "$work"
 trap 'for r in stock stock2 exact tsc profile profile_tsc; do ft_cluster_stop "$work/$r"; done; rm -rf "$work"' EXIT
 top=$(tar -tf "$tarball" | head -n 1 | cut -d/ -f1)
 tar -xf "$tarball" -C "$work" "$top/src/test/regress"
