@@ -84,8 +84,9 @@ echo "# the suite's C libraries: built ${built[*]:-none}${unbuilt:+; did not bui
 # runs without its psql tests, which test that version's psql with the
 # server's (18's psql_pipeline waits forever in 17's psql), and without
 # join_hash, whose 18 version hangs a 19rc1 server with neither fasttime
-# nor auto_explain loaded (a parallel hash join's leader waits for a
-# worker that waits to send it a tuple, 2026-12-03).
+# nor auto_explain loaded (a parallel hash join's leader waits for its
+# worker to exit while the worker waits to send on a message queue,
+# 2026-12-03).
 suite_major=$(sed -n 's/^postgresql-\([0-9]*\).*/\1/p' <<<"$top")
 server_major=$("$FT_PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
 schedule=$src/parallel_schedule
