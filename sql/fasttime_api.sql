@@ -114,6 +114,11 @@ FROM unnest(ARRAY['tsc', 'tsc_ordered']) AS src;
 --
 -- fasttime_drift
 --
+-- Plausibility, not precision: CLOCK_MONOTONIC and CLOCK_MONOTONIC_RAW
+-- within 5 % of each other over the 50 ms (1 % failed once under qemu-user
+-- emulation in CI, 2026-12-03, which condition unknown; the clocks are
+-- read one after the other at each end, so a preemption between two reads
+-- shows as a difference).
 CREATE FUNCTION pg_temp.try_drift() RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -123,7 +128,7 @@ BEGIN
     IF r.clock_gettime_ns >= 50000000 AND r.tsc_ns > 0
        AND abs(r.drift_ppm) < 100000
        AND r.monotonic_raw_ns >= 49000000 AND abs(r.drift_raw_ppm) < 100000
-       AND abs(r.monotonic_raw_ns - r.clock_gettime_ns) < r.clock_gettime_ns / 100 THEN
+       AND abs(r.monotonic_raw_ns - r.clock_gettime_ns) < r.clock_gettime_ns / 20 THEN
         RETURN 'ok';
     END IF;
     RETURN format('implausible: %s', r);
