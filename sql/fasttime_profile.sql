@@ -335,18 +335,63 @@ RESET auto_explain.log_level;
 
 -- the exact prefix takes no timer signal before the switch can first be
 -- due, a quarter of profile_after: with profile_after = 8s, a query of
--- tens of milliseconds takes no tick (its first would come at 2 s)
+-- tens of milliseconds takes no tick (its first would come at 2 s).  The
+-- queries are estimated at millions of node calls (a LIMIT over a
+-- three-way cross join), so that they are profiled, not declined.
 SET fasttime.profile_after = '8s';
 SELECT value::bigint AS ticks_before FROM fasttime_status() WHERE name = 'profile_ticks' \gset
+SELECT value::bigint AS declined_before FROM fasttime_status() WHERE name = 'profile_declined_queries' \gset
 DO $$
 DECLARE j json;
 BEGIN
-	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM generate_series(1, 300000) g WHERE g % 7 = 0' INTO j;
-	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM generate_series(1, 300000) g WHERE g % 7 = 0' INTO j;
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM (SELECT 1 FROM pg_class a, pg_class b, pg_class c LIMIT 100000) s' INTO j;
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM (SELECT 1 FROM pg_class a, pg_class b, pg_class c LIMIT 100000) s' INTO j;
 END $$;
 SELECT value::bigint - :ticks_before AS ticks_in_short_queries
 FROM fasttime_status() WHERE name = 'profile_ticks';
+SELECT value::bigint - :declined_before AS declined_big_estimates
+FROM fasttime_status() WHERE name = 'profile_declined_queries';
+
+-- a plan estimated at a few node calls is timed exactly from start to end,
+-- with neither frames nor a tick: its reads cost less than a profiled
+-- run's set-up (20 ms of prefix bound such a plan's reads far above its
+-- calls); nested statements too, and the outer query of one
+SET fasttime.profile_after = '20ms';
+SELECT value::bigint AS declined_before FROM fasttime_status() WHERE name = 'profile_declined_queries' \gset
+CREATE TABLE ft_prof_tiny AS SELECT g FROM generate_series(1, 1000) g;
+CREATE INDEX ON ft_prof_tiny (g);
+ANALYZE ft_prof_tiny;
+CREATE FUNCTION ft_prof_lookups(n int) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE r bigint := 0; x int;
+BEGIN
+	FOR i IN 1..n LOOP
+		SELECT g INTO x FROM ft_prof_tiny WHERE g = i;
+		r := r + x;
+	END LOOP;
+	RETURN r;
+END $$;
+LOAD 'auto_explain';
+SET auto_explain.log_min_duration = '100s';
+SET auto_explain.log_analyze = on;
+SET auto_explain.log_nested_statements = on;
+SELECT ft_prof_lookups(50);
+RESET auto_explain.log_min_duration;
+RESET auto_explain.log_analyze;
+RESET auto_explain.log_nested_statements;
+SELECT value::bigint - :declined_before AS declined_tiny_statements
+FROM fasttime_status() WHERE name = 'profile_declined_queries';
+-- with no exact prefix every plan is profiled
 SET fasttime.profile_after = 0;
+SELECT value::bigint AS declined_before FROM fasttime_status() WHERE name = 'profile_declined_queries' \gset
+DO $$
+DECLARE j json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT g FROM ft_prof_tiny WHERE g = 7' INTO j;
+END $$;
+SELECT value::bigint - :declined_before AS declined_without_prefix
+FROM fasttime_status() WHERE name = 'profile_declined_queries';
+DROP FUNCTION ft_prof_lookups(int);
+DROP TABLE ft_prof_tiny;
 
 -- status: the settings, and ticks happened
 SELECT name, value FROM fasttime_status()

@@ -178,6 +178,14 @@ typedef struct FtInstrUnits
 
 extern FtInstrUnits ft_instr_units;
 
+/* Do two queries write their nodes' times alike? */
+static inline bool
+ft_instr_units_same(const FtInstrUnits *a, const FtInstrUnits *b)
+{
+	return a->tsc.mult == b->tsc.mult && a->ns.mult == b->ns.mult &&
+		a->core_ticks == b->core_ticks;
+}
+
 /*
  * The units for a query whose nodes fasttime times, given fasttime's own
  * TSC conversion (zeroed when the TSC is not usable; then only the ns

@@ -120,6 +120,19 @@ ft_not_tsc_reason(const FtQueryClock *pc)
 }
 
 /*
+ * Why a query that asked for profiled timing was timed exactly, in words
+ * for the DBA reading the plan.
+ */
+static const char *
+ft_prof_declined_reason(const FtQueryClock *pc)
+{
+	if (pc->prof_declined == FT_PROF_DECLINED_NO_TIMEOUT)
+		return "profiled timing is not available in this session: no timeout slot is free for its tick";
+	return psprintf("the plan's estimated %.0f node calls are too few for profiled timing to pay",
+					pc->est_calls);
+}
+
+/*
  * Per-plan hook: print the clock that timed this plan's nodes, when
  * EXPLAIN (ANALYZE, CLOCK_SOURCE) asked for it.
  */
@@ -199,6 +212,13 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 								 q->after_ms);
 			ExplainPropertyText("Node Timing", buf.data, es);
 		}
+		else if (pc != NULL && pc->node_timing &&
+				 pc->prof_declined != FT_PROF_NOT_DECLINED)
+		{
+			resetStringInfo(&buf);
+			appendStringInfo(&buf, "exact (%s)", ft_prof_declined_reason(pc));
+			ExplainPropertyText("Node Timing", buf.data, es);
+		}
 	}
 	else
 	{
@@ -229,6 +249,12 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 			if (q->switched)
 				ExplainPropertyFloat("Expected Error At 10 Percent", "%",
 									 100.0 * ft_prof_expected_error(ft_prof_effective_ticks(q), 0.1), 1, es);
+		}
+		else if (pc != NULL && pc->node_timing &&
+				 pc->prof_declined != FT_PROF_NOT_DECLINED)
+		{
+			ExplainPropertyText("Node Timing", "exact", es);
+			ExplainPropertyText("Node Timing Reason", ft_prof_declined_reason(pc), es);
 		}
 		if (pc != NULL && pc->disagreed)
 		{

@@ -94,6 +94,7 @@
 #ifndef FT_FAULT_STANDALONE
 #include "compat.h"
 #include "utils/guc.h"
+#include "utils/timeout.h"
 #endif
 
 #include <limits.h>
@@ -168,6 +169,7 @@ fault_ns_to_ticks(double ns)
 uint64_t	ft_fault_wrapper_reads[4] = {0, 0, 0, 0};
 uint64_t	ft_fault_stamps_taken = 0;
 uint64_t	ft_fault_stamps_reused = 0;
+uint64_t	ft_fault_checks_deferred = 0;
 
 /*
  * The node wrappers' clock reads in a fault build: the TSC (plain or
@@ -491,6 +493,24 @@ static const struct config_enum_entry fault_switch_modes[] = {
 	{NULL, 0, false}
 };
 
+/* fasttime.fault_fill_timeouts */
+static bool ft_fault_fill_timeouts_on = false;
+
+/*
+ * Take every free timeout slot, registering the given handler, until
+ * RegisterTimeout refuses with its FATAL: the caller (profiler.c's
+ * registration) intercepts that FATAL as it would intercept its own.  Does
+ * nothing unless fasttime.fault_fill_timeouts is on.
+ */
+void
+ft_fault_fill_timeouts(void (*handler) (void))
+{
+	if (!ft_fault_fill_timeouts_on)
+		return;
+	for (int i = 0; i <= MAX_TIMEOUTS; i++)
+		(void) RegisterTimeout(USER_TIMEOUT, handler);
+}
+
 static void
 assign_fault_int(int newval, void *extra)
 {
@@ -555,6 +575,16 @@ ft_fault_define_gucs(void)
 							 &ft_fault_switch_in_link,
 							 FT_FAULT_SWITCH_NONE,
 							 fault_switch_modes,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL,
+							 NULL,
+							 NULL);
+	DefineCustomBoolVariable("fasttime.fault_fill_timeouts",
+							 "Fault injection (test builds only): every free timeout slot is taken before profiled timing registers its tick.",
+							 NULL,
+							 &ft_fault_fill_timeouts_on,
+							 false,
 							 PGC_USERSET,
 							 GUC_NOT_IN_SAMPLE,
 							 NULL,

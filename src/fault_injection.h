@@ -36,6 +36,9 @@ extern uint64_t ft_fault_wrapper_reads[4];
 extern uint64_t ft_fault_stamps_taken;
 extern uint64_t ft_fault_stamps_reused;
 
+/* end-of-query comparisons left to the next one (node_timing.c) */
+extern uint64_t ft_fault_checks_deferred;
+
 /*
  * fasttime.fault_switch_in_link: profiled timing's switch comes, once a
  * run, between an exact-phase call's test of its frame's mode and the
@@ -46,6 +49,14 @@ extern uint64_t ft_fault_stamps_reused;
 #define FT_FAULT_SWITCH_FIRST_CALL	1
 #define FT_FAULT_SWITCH_CORE_CALL	2
 extern int	ft_fault_switch_in_link;
+
+/*
+ * fasttime.fault_fill_timeouts: before profiled timing registers its
+ * tick's timeout, take every timeout slot left for extensions, so that
+ * its registration finds none (profiler.c must then fall back to exact
+ * timing, not end the session).  Called where that registration is made.
+ */
+extern void ft_fault_fill_timeouts(void (*handler) (void));
 
 #endif							/* FASTTIME_FAULT_INJECTION */
 

@@ -60,6 +60,14 @@ FtNodeTimingStats ft_node_timing_stats;
  */
 FtInstrUnits ft_instr_units;
 
+/*
+ * ft_instr_units holds some query's units: set at the first instrumented
+ * query's start, and from then on only swapped around runs and restored,
+ * so that a run whose query has the units already in effect (nearly every
+ * run) need not swap them.
+ */
+static bool ft_instr_units_set = false;
+
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
@@ -87,10 +95,21 @@ static int	max_query_clocks = 0;
  * less than the smallest tolerance of the comparison (FT_DRIFT_TOLERANCE_NS):
  * see query_start_stamp.
  */
-#define FT_STAMP_REUSE_NS		20000
+#define FT_STAMP_REUSE_NS		40000
 static bool last_stamp_valid = false;
 static uint64 last_stamp_tsc;
 static int64 last_stamp_wall_ns;
+
+/*
+ * The queries since the last stamp have not been compared yet: each was a
+ * short query nested in another one (see check_clocks), and the next
+ * comparison, which starts at the last stamp, covers them.
+ */
+static bool window_pending = false;
+static uint64 last_window_tsc;
+static int64 last_window_wall_ns;
+
+static void compare_pending_window(uint64 tsc_end, int64 wall_end);
 
 /*
  * Both clocks read "at the same time": the TSC on either side of
@@ -130,9 +149,9 @@ paired_stamp(uint64 *tsc, int64 *wall_ns)
  * Both clocks at the start of a TSC-timed query.  A query started within
  * a few microseconds (by the TSC) of the last stamp this process took --
  * a statement of a PL/pgSQL loop, started just after its predecessor
- * ended and was compared -- starts from that stamp instead of taking a
- * new one: the pair costs two TSC reads and a clock_gettime (~50 ns on a
- * kvm-clock guest), as much as all the node timing of a one-row lookup.
+ * ended -- starts from that stamp instead of taking a new one: the pair
+ * costs two TSC reads and a clock_gettime (~50 ns on a kvm-clock guest),
+ * as much as all the node timing of a one-row lookup.
  *
  * The query's comparison then covers the gap as well, never less than the
  * query: a disagreement of the clocks during the query is seen as before.
@@ -142,7 +161,8 @@ paired_stamp(uint64 *tsc, int64 *wall_ns)
  * more than the gap shows a negative gap and a new stamp is taken; one
  * that jumped back by almost exactly the time the process spent idle
  * (the only way a long real gap can look short) is a real disagreement
- * of the clocks, reported with the query that follows it.
+ * of the clocks, reported with the query that follows it.  A stamp taken
+ * here while short queries are still to be compared compares them first.
  */
 static void
 query_start_stamp(uint64 *tsc, int64 *wall_ns)
@@ -166,6 +186,8 @@ query_start_stamp(uint64 *tsc, int64 *wall_ns)
 		}
 	}
 	paired_stamp(tsc, wall_ns);
+	if (window_pending)
+		compare_pending_window(*tsc, *wall_ns);
 }
 
 /* Index of a query's note, or -1. */
@@ -271,33 +293,62 @@ ft_open_query_notes(void)
 
 /*
  * How this query's nodes are to be timed, or false to leave the plan as
- * stock built it.
+ * stock built it.  Profiled timing is asked for by fasttime.node_timing,
+ * or by a profiled run under way around this query (a query run inside a
+ * profiled node is profiled with it); it is given only to a plan whose
+ * estimated node calls make it pay (ft_prof_pays: otherwise the plan is
+ * timed exactly, as with node_timing = exact, and *declined says so) and
+ * in a backend that can arm its tick.
  */
 static bool
-choose_timer(QueryDesc *queryDesc, FtTimer *timer)
+choose_timer(QueryDesc *queryDesc, FtTimer *timer, FtProfDecline *declined,
+			 double *est_calls)
 {
-	bool		profiled = ft_node_timing == FT_NODE_TIMING_PROFILE || ft_prof_active();
+	bool		asked = ft_node_timing == FT_NODE_TIMING_PROFILE || ft_prof_active();
+	bool		profiled = asked;
+	bool		tsc = false;
+	FtClockChoice choice = FT_CHOICE_CLOCK_GETTIME;
 
-	/* clock_gettime is stock timing, unless profiled timing is asked for */
-	if ((ft_clock_setting == FT_SETTING_CLOCK_GETTIME && !profiled) ||
+	*declined = FT_PROF_NOT_DECLINED;
+	*est_calls = 0;
+	if (queryDesc->planstate == NULL || queryDesc->estate == NULL ||
+		(queryDesc->instrument_options & INSTRUMENT_TIMER) == 0)
+		profiled = false;
+	if (profiled)
+	{
+		/*
+		 * With the clock of the profiled run under way, if any (a query
+		 * inside it must credit the same clock), else the one in effect.
+		 */
+		choice = ft_effective_choice();
+		tsc = ft_prof_active() ? ft_prof_clock_is_tsc() : choice == FT_CHOICE_TSC;
+		*est_calls = ft_prof_estimated_calls(queryDesc->planstate);
+		if (!ft_prof_pays(*est_calls, tsc))
+		{
+			profiled = false;
+			*declined = FT_PROF_DECLINED_FEW_CALLS;
+		}
+		else if (!ft_prof_available())
+		{
+			profiled = false;
+			*declined = FT_PROF_DECLINED_NO_TIMEOUT;
+		}
+	}
+
+	/*
+	 * clock_gettime is stock timing, unless profiled timing is asked for
+	 * (and not declined)
+	 */
+	if ((ft_clock_setting == FT_SETTING_CLOCK_GETTIME &&
+		 (!asked || *declined != FT_PROF_NOT_DECLINED)) ||
 		!ft_wrappers_stock_known() ||
 		queryDesc->planstate == NULL || queryDesc->estate == NULL)
 		return false;
 	if ((queryDesc->instrument_options & INSTRUMENT_TIMER) == 0)
 		*timer = FT_TIMER_NONE;
 	else if (profiled)
-	{
-		/*
-		 * Profiled: with the clock of the profiled run under way, if any
-		 * (a query inside it must credit the same clock), else the one in
-		 * effect.
-		 */
-		bool		tsc = ft_prof_active() ? ft_prof_clock_is_tsc() :
-			ft_effective_choice() == FT_CHOICE_TSC;
-
 		*timer = tsc ? FT_TIMER_PROF_PHASE_TSC : FT_TIMER_PROF_PHASE_CLOCK_GETTIME;
-	}
-	else if (ft_effective_choice() == FT_CHOICE_TSC)
+	else if ((asked ? choice : ft_effective_choice()) == FT_CHOICE_TSC)
 		*timer = ft_ordered_reads == FT_READS_BOTH ? FT_TIMER_TSC_ORDERED :
 			ft_ordered_reads == FT_READS_START ? FT_TIMER_TSC_ORDERED_START :
 			FT_TIMER_TSC;
@@ -329,6 +380,8 @@ wrap_query(QueryDesc *queryDesc, FtTimer timer, const char *when)
 							timer, &switched, &max_id);
 	if (timer_is_tsc(timer))
 		ft_node_timing_stats.last_query_nodes = n;
+	if (!message_level_is_interesting(DEBUG1))
+		return max_id;
 	if (timer_is_tsc(timer))
 		ereport(DEBUG1,
 				(errmsg_internal("fasttime: %d plan nodes timed with the TSC in %s at %s (%d switched)",
@@ -357,6 +410,9 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	bool		wrapped;
 	int			max_id = -1;
 	FtUsageDerived *derived = NULL;
+	bool		has_frames = false;
+	FtProfDecline declined;
+	double		est_calls;
 
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
@@ -368,7 +424,7 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		queryDesc->estate == NULL)
 		return;
 
-	wrapped = choose_timer(queryDesc, &timer);
+	wrapped = choose_timer(queryDesc, &timer, &declined, &est_calls);
 	if (wrapped)
 	{
 		if (timer_is_tsc(timer))
@@ -381,18 +437,30 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		derived = ft_usage_frame_query(queryDesc->planstate,
 									   queryDesc->estate->es_subplanstates,
 									   queryDesc->estate,
-									   ft_timer_is_profiled(timer));
+									   ft_timer_is_profiled(timer),
+									   &has_frames);
 		ft_node_timing_stats.last_query_derived = derived ? derived->n : 0;
 		max_id = wrap_query(queryDesc, timer, "ExecutorStart");
 	}
 
 	qc = note_query(queryDesc);
 	ft_instr_units_choose(&qc->units, &ft_conv);
+	if (!ft_instr_units_set)
+	{
+		/* no run is under way: nobody's units are in effect yet */
+		ft_instr_units = qc->units;
+		ft_instr_units_set = true;
+	}
 	qc->setting = (FtClockSetting) ft_clock_setting;
 	qc->node_timing = (queryDesc->instrument_options & INSTRUMENT_TIMER) != 0;
 	qc->wrapped = wrapped;
 	qc->timer = timer;
 	qc->derived = derived;
+	qc->has_frames = has_frames;
+	qc->prof_declined = declined;
+	qc->est_calls = est_calls;
+	if (declined != FT_PROF_NOT_DECLINED)
+		ft_node_timing_stats.prof_declined++;
 	qc->tsc = wrapped && timer_is_tsc(timer);
 	if (wrapped && ft_timer_is_profiled(timer))
 		qc->prof = ft_prof_query_create(queryDesc->planstate,
@@ -405,6 +473,24 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		qc->tsc_hz_origin = ft_get_facts()->tsc_hz_origin;
 		query_start_stamp(&qc->tsc_start, &qc->wall_start_ns);
 	}
+}
+
+/*
+ * Does a run of this query on fasttime's wrappers need nothing from the
+ * run hooks?  True for an exact-timed query none of whose nodes has a
+ * frame (no buffer or WAL counts: auto_explain's default), whose time
+ * unit is the one in effect, outside a parallel worker (which walks its
+ * tree again at each run): its wrappers link nothing, so there is no
+ * chain to restore and no frame to make current, and the run is left to
+ * the executor with no PG_TRY around it -- which, with the swaps and the
+ * snapshot of the usage counters, cost about as much as the node timing
+ * of a one-row lookup.
+ */
+static inline bool
+ft_run_needs_nothing(const FtQueryClock *qc)
+{
+	return qc->prof == NULL && !qc->has_frames && !IsParallelWorker() &&
+		ft_instr_units_same(&qc->units, &ft_instr_units);
 }
 
 /*
@@ -423,7 +509,8 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 	uint32		saved_nframes = 0;
 	FtUsageFrame *saved_usage_top;
 
-	if (i < 0 || !query_clocks[i].wrapped)
+	if (i < 0 || !query_clocks[i].wrapped ||
+		ft_run_needs_nothing(&query_clocks[i]))
 	{
 		if (prev_ExecutorRun)
 			FT_EXECUTORRUN_CALL(prev_ExecutorRun);
@@ -480,8 +567,67 @@ ft_find_query_clock(const PlannedStmt *plannedstmt)
 }
 
 /*
+ * The two clocks' time over an interval, and whether they disagree beyond
+ * the tolerance: 50 us, for the reads' own spread and a stamp reused
+ * across a short gap, plus 0.1 %, for the TSC frequency's error.
+ */
+static bool
+clocks_disagree(uint64 tsc_start, int64 wall_start, uint64 tsc_end,
+				int64 wall_end, int64 *wall_ns, int64 *tsc_ns)
+{
+	int64		tsc_delta = (int64) (tsc_end - tsc_start);
+	int64		tolerance;
+
+	*wall_ns = wall_end - wall_start;
+	*tsc_ns = tsc_delta < 0 ? -(int64) ft_ticks_to_ns(&ft_conv, -tsc_delta) :
+		(int64) ft_ticks_to_ns(&ft_conv, tsc_delta);
+	tolerance = FT_DRIFT_TOLERANCE_NS +
+		*wall_ns / (1000000 / FT_DRIFT_TOLERANCE_PPM);
+	return *tsc_ns > *wall_ns + tolerance || *tsc_ns < *wall_ns - tolerance;
+}
+
+/*
+ * Compare the clocks over the short queries whose comparison was left for
+ * later (check_clocks), from the last stamp to a new one taken before any
+ * other query started from it.  A disagreement there is reported to the
+ * server log: those queries are over.
+ */
+static void
+compare_pending_window(uint64 tsc_end, int64 wall_end)
+{
+	int64		wall_ns;
+	int64		tsc_ns;
+
+	window_pending = false;
+	if (clocks_disagree(last_window_tsc, last_window_wall_ns, tsc_end, wall_end,
+						&wall_ns, &tsc_ns))
+	{
+		ft_node_timing_stats.disagreements++;
+		ereport(LOG,
+				(errmsg("fasttime: the TSC disagreed with clock_gettime during short queries nested in another"),
+				 errdetail("Over %.3f ms of clock_gettime time, the TSC advanced %.3f ms. The plan node times of those queries were taken with the TSC and are shown as measured.",
+						   (double) wall_ns / 1e6, (double) tsc_ns / 1e6)));
+	}
+}
+
+/*
  * Compare the clocks over a TSC-timed query.  On disagreement, warn and
  * remember it for EXPLAIN (CLOCK_SOURCE); never touch a measured number.
+ *
+ * A short query nested in another one that is still open (a statement of
+ * a PL/pgSQL function, under auto_explain with log_nested_statements) is
+ * not compared on its own: while the TSC says less than FT_STAMP_REUSE_NS
+ * have passed since the stamp it started from, its comparison is left to
+ * the next one, which starts from that same stamp -- at the end of the
+ * next query that is not so short, at the start of the next query that
+ * takes a stamp of its own, and at the latest at the end of the outermost
+ * query, which is always compared, or of the transaction.  The pair of
+ * reads a comparison takes costs as much as the node timing of a one-row
+ * lookup.  Nothing goes unseen: a TSC that jumped forward by more than
+ * the tolerance during the query makes it look longer than
+ * FT_STAMP_REUSE_NS and it is compared at once; one that jumped back
+ * makes it look negative (compared at once) or shorter than it was, by
+ * the jump, which the comparison that follows sees whole.
  */
 static void
 check_clocks(FtQueryClock *qc)
@@ -489,22 +635,35 @@ check_clocks(FtQueryClock *qc)
 	uint64		tsc_end;
 	int64		wall_end;
 	int64		wall_ns;
-	int64		tsc_delta;
 	int64		tsc_ns;
-	int64		tolerance;
+
+	if (n_query_clocks > 1 && last_stamp_valid &&
+		last_stamp_tsc == qc->tsc_start && last_stamp_wall_ns == qc->wall_start_ns)
+	{
+		uint64		now = ft_node_ticks();
+
+		if (now >= qc->tsc_start &&
+			ft_ticks_to_ns(&ft_conv, (int64) (now - qc->tsc_start)) < FT_STAMP_REUSE_NS)
+		{
+			if (!window_pending)
+			{
+				window_pending = true;
+				last_window_tsc = qc->tsc_start;
+				last_window_wall_ns = qc->wall_start_ns;
+			}
+#ifdef FASTTIME_FAULT_INJECTION
+			ft_fault_checks_deferred++;
+#endif
+			return;
+		}
+	}
 
 	paired_stamp(&tsc_end, &wall_end);
-	wall_ns = wall_end - qc->wall_start_ns;
-	tsc_delta = (int64) (tsc_end - qc->tsc_start);
-	tsc_ns = tsc_delta < 0 ? -(int64) ft_ticks_to_ns(&ft_conv, -tsc_delta) :
-		(int64) ft_ticks_to_ns(&ft_conv, tsc_delta);
-	tolerance = FT_DRIFT_TOLERANCE_NS +
-		wall_ns / (1000000 / FT_DRIFT_TOLERANCE_PPM);
-
+	/* this comparison starts no later than a pending window: it covers it */
+	window_pending = false;
 	qc->checked = true;
-	qc->wall_ns = wall_ns;
-	qc->tsc_ns = tsc_ns;
-	if (tsc_ns > wall_ns + tolerance || tsc_ns < wall_ns - tolerance)
+	if (clocks_disagree(qc->tsc_start, qc->wall_start_ns, tsc_end, wall_end,
+						&wall_ns, &tsc_ns))
 	{
 		qc->disagreed = true;
 		ft_node_timing_stats.disagreements++;
@@ -514,6 +673,24 @@ check_clocks(FtQueryClock *qc)
 						   (double) wall_ns / 1e6, (double) tsc_ns / 1e6),
 				 errhint("Node times from this query may be wrong. If this repeats, SET fasttime.clock_source = clock_gettime.")));
 	}
+	qc->wall_ns = wall_ns;
+	qc->tsc_ns = tsc_ns;
+}
+
+/*
+ * Compare the clocks over the short queries still to be compared, if any:
+ * at the end of a transaction, when no query is left open to do it.
+ */
+static void
+compare_pending_now(void)
+{
+	uint64		tsc;
+	int64		wall;
+
+	if (!window_pending)
+		return;
+	paired_stamp(&tsc, &wall);
+	compare_pending_window(tsc, wall);
 }
 
 /*
@@ -538,6 +715,26 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 			prev_ExecutorFinish(queryDesc);
 		else
 			standard_ExecutorFinish(queryDesc);
+		return;
+	}
+
+	/*
+	 * No node of the plan runs here unless it has secondary ModifyTable
+	 * nodes to run to completion (a WITH ... UPDATE whose RETURNING rows
+	 * were not all read); AFTER triggers' queries are queries of their
+	 * own.  Then this run needs nothing of ours: in particular a profiled
+	 * query neither makes its frames current nor arms the tick again.
+	 */
+	if (queryDesc->estate->es_auxmodifytables == NIL ||
+		ft_run_needs_nothing(&query_clocks[i]))
+	{
+		if (prev_ExecutorFinish)
+			prev_ExecutorFinish(queryDesc);
+		else
+			standard_ExecutorFinish(queryDesc);
+		i = find_query_clock(queryDesc);
+		if (i >= 0 && query_clocks[i].tsc && !query_clocks[i].checked)
+			check_clocks(&query_clocks[i]);
 		return;
 	}
 
@@ -602,7 +799,10 @@ ft_xact_callback(XactEvent event, void *arg)
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
 		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PREPARE)
+	{
 		n_query_clocks = 0;
+		compare_pending_now();
+	}
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
 	{
 		ft_prof_reset();

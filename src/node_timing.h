@@ -28,9 +28,19 @@ typedef struct FtNodeTimingStats
 	int64		disagreements;	/* queries where the TSC disagreed */
 	int			last_query_derived; /* nodes of the latest query on the
 									 * wrappers whose usage is derived */
+	int64		prof_declined;	/* queries that asked for profiled timing
+								 * and were timed exactly (FtProfDecline) */
 } FtNodeTimingStats;
 
 extern FtNodeTimingStats ft_node_timing_stats;
+
+/* why a query that asked for profiled timing was timed exactly */
+typedef enum FtProfDecline
+{
+	FT_PROF_NOT_DECLINED = 0,
+	FT_PROF_DECLINED_FEW_CALLS, /* its plan's estimated calls are too few */
+	FT_PROF_DECLINED_NO_TIMEOUT /* no timeout slot for the tick */
+} FtProfDecline;
 
 /*
  * What timed one instrumented query, noted at ExecutorStart and kept until
@@ -49,6 +59,11 @@ typedef struct FtQueryClock
 	FtProfQuery *prof;			/* its frames, when profiled */
 	struct FtUsageDerived *derived; /* its nodes whose buffer and WAL
 									 * usage is derived (usage.h) */
+	bool		has_frames;		/* some of its nodes have frames (usage.h) */
+	FtProfDecline prof_declined;	/* profiled timing was asked for, but
+									 * the query was timed exactly */
+	double		est_calls;		/* its plan's estimated node calls, when
+								 * profiled timing was asked for */
 	FtInstrUnits units;			/* the unit its nodes' times are written in */
 	bool		tsc;			/* its nodes were timed with the TSC */
 	bool		checked;		/* ExecutorFinish compared the clocks */

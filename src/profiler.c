@@ -68,6 +68,7 @@
 #include "utils/timestamp.h"
 
 #include "clock_state.h"
+#include "fault_injection.h"
 #include "profiler.h"
 #include "usage.h"
 
@@ -96,8 +97,13 @@ int			ft_profile_interval_ms = 1;
 int			ft_profile_interval_max_ms = 4;
 int			ft_profile_after_ms = 20;
 
-/* the timeout, once registered in this backend */
+/*
+ * The timeout, once registered in this backend; ft_prof_unavailable when
+ * it could not be (every user timeout slot taken): profiled timing then
+ * falls back to exact timing in this backend.
+ */
 static bool ft_prof_registered = false;
+static bool ft_prof_unavailable = false;
 static TimeoutId ft_prof_timeout;
 
 /* the queries running now, outermost first */
@@ -654,6 +660,186 @@ ft_prof_query_create(PlanState *planstate, List *subplanstates, int nframes,
 	return q;
 }
 
+/* where ft_prof_register_escape returns to, while RegisterTimeout runs */
+static sigjmp_buf *ft_prof_register_jmp = NULL;
+
+/*
+ * Error context callback around RegisterTimeout: the only error it raises
+ * is its FATAL "cannot add more timeout reasons", which cannot be caught
+ * (errfinish ends the process after reporting it), but errfinish runs the
+ * context callbacks before it reports anything.  Jump back to
+ * ft_prof_register from here, before the report; the error state is reset
+ * there.
+ */
+static void
+ft_prof_register_escape(void *arg)
+{
+	if (ft_prof_register_jmp != NULL)
+		siglongjmp(*ft_prof_register_jmp, 1);
+}
+
+/*
+ * Register the tick's timeout in this backend, once (a registration made
+ * in _PG_init of a preloaded library is undone by InitializeTimeouts in
+ * each backend).  PostgreSQL has ten timeout slots for extensions, and
+ * RegisterTimeout ends the session with FATAL when all of them are taken:
+ * fasttime must never be the reason a session ends, so that FATAL is
+ * intercepted before it is reported (ft_prof_register_escape), and
+ * profiled timing gives way to exact timing in this backend, said once at
+ * LOG.  Called in main code, outside any error handling, so that
+ * resetting the error state afterwards drops nothing but that FATAL.
+ * Returns whether the tick can be armed.
+ */
+static bool
+ft_prof_register(void)
+{
+	sigjmp_buf	jmp;
+	ErrorContextCallback escape;
+	MemoryContext cxt = CurrentMemoryContext;
+	ErrorContextCallback *volatile saved_context = error_context_stack;
+	sigjmp_buf *volatile saved_exception = PG_exception_stack;
+
+	if (ft_prof_registered || ft_prof_unavailable)
+		return ft_prof_registered;
+
+	escape.callback = ft_prof_register_escape;
+	escape.arg = NULL;
+	escape.previous = error_context_stack;
+	if (sigsetjmp(jmp, 0) == 0)
+	{
+		ft_prof_register_jmp = &jmp;
+		error_context_stack = &escape;
+#ifdef FASTTIME_FAULT_INJECTION
+		ft_fault_fill_timeouts(ft_prof_tick);
+#endif
+		ft_prof_timeout = RegisterTimeout(USER_TIMEOUT, ft_prof_tick);
+		ft_prof_registered = true;
+	}
+	else
+	{
+		/* RegisterTimeout's FATAL, not reported: forget it */
+		MemoryContextSwitchTo(cxt);
+		FlushErrorState();
+		ft_prof_unavailable = true;
+	}
+	ft_prof_register_jmp = NULL;
+	error_context_stack = saved_context;
+	PG_exception_stack = saved_exception;
+
+	if (ft_prof_unavailable)
+		ereport(LOG,
+				(errmsg("profiled node timing is not available in this session, so plan nodes are timed exactly"),
+				 errdetail("Every timeout slot PostgreSQL offers extensions is taken in this backend, and profiled timing needs one for its tick."),
+				 errhint("Other loaded extensions use the slots; exact node timing works without one.")));
+	return ft_prof_registered;
+}
+
+/*
+ * Can this backend run profiled timing?  Registers the tick's timeout at
+ * the first profiled query (ExecutorStart), so that a backend that cannot
+ * gets exact wrappers from the start.
+ */
+bool
+ft_prof_available(void)
+{
+	return ft_prof_register();
+}
+
+/* walker state of ft_prof_estimated_calls */
+typedef struct FtProfEstimate
+{
+	double		loops;			/* times the node being visited is run */
+	PlanState  *parent;
+	double		calls;			/* the sum so far */
+} FtProfEstimate;
+
+/* Is ps one of the plans of a SubPlanState list? */
+static bool
+ft_prof_in_subplans(List *subplans, PlanState *ps)
+{
+	ListCell   *lc;
+
+	foreach(lc, subplans)
+	{
+		if (((SubPlanState *) lfirst(lc))->planstate == ps)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * planstate_tree_walker callback of ft_prof_estimated_calls: a node's
+ * calls are its estimated rows plus the call that ends each run, times
+ * the runs: the inner side of a nested loop runs once per outer row, a
+ * SubPlan once per row of the node that holds it, an InitPlan once.
+ */
+static bool
+ft_prof_estimate_walker(PlanState *ps, void *context)
+{
+	FtProfEstimate *e = (FtProfEstimate *) context;
+	FtProfEstimate saved = *e;
+	double		loops = e->loops;
+	PlanState  *parent = e->parent;
+
+	if (ps == NULL || ps->plan == NULL)
+		return false;
+	if (parent != NULL)
+	{
+		if (ft_prof_in_subplans(parent->initPlan, ps))
+			loops = 1.0;
+		else if (ft_prof_in_subplans(parent->subPlan, ps))
+			loops *= Max(parent->plan->plan_rows, 1.0);
+		else if (IsA(parent, NestLoopState) && ps == innerPlanState(parent) &&
+				 outerPlanState(parent) != NULL)
+			loops *= Max(outerPlanState(parent)->plan->plan_rows, 1.0);
+	}
+	e->calls += loops * (Max(ps->plan->plan_rows, 0.0) + 1.0);
+	e->loops = loops;
+	e->parent = ps;
+	(void) planstate_tree_walker(ps, ft_prof_estimate_walker, e);
+	e->loops = saved.loops;
+	e->parent = saved.parent;
+	return false;
+}
+
+/*
+ * The node calls the planner's estimates predict for a plan, the main tree
+ * with its SubPlans and InitPlans.
+ */
+double
+ft_prof_estimated_calls(PlanState *planstate)
+{
+	FtProfEstimate e = {1.0, NULL, 0.0};
+
+	if (planstate != NULL)
+		(void) ft_prof_estimate_walker(planstate, &e);
+	return e.calls;
+}
+
+/*
+ * Is profiled timing worth setting up for a plan estimated to make so many
+ * node calls?  The exact prefix ends when its clock reads are estimated to
+ * have cost a quarter of fasttime.profile_after (profiler.c's header):
+ * exact timing's cost follows the calls, not the time, and a plan whose
+ * calls cannot get near that bound is timed exactly from start to end,
+ * however long it runs, at no more than exact timing's cost -- without
+ * the frames, the run bookkeeping and the timer of a profiled run, which
+ * cost more than the timing itself on a statement of a few calls (every
+ * statement of an OLTP server under auto_explain).  The bound is taken
+ * with a margin of 100 for the planner's misestimates: below a hundredth
+ * of it, a plan is timed exactly.  A plan misestimated by more than that
+ * is still timed right, at exact timing's cost.  With profile_after = 0
+ * every plan is profiled.
+ */
+bool
+ft_prof_pays(double estimated_calls, bool tsc)
+{
+	double		bound = (double) ft_profile_after_ms * 1e6 / 4.0 /
+		(2.0 * ft_prof_measure_read_ns(tsc));
+
+	return estimated_calls >= bound / FT_PROF_ESTIMATE_MARGIN;
+}
+
 /* Is a profiled run under way, and with which clock? */
 bool
 ft_prof_active(void)
@@ -721,11 +907,6 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 
 	if (ft_prof_depth == 0)
 	{
-		if (!ft_prof_registered)
-		{
-			ft_prof_timeout = RegisterTimeout(USER_TIMEOUT, ft_prof_tick);
-			ft_prof_registered = true;
-		}
 		ft_prof_tsc = q->tsc;
 		ft_prof_switched = false;
 		ft_prof_threshold = ft_prof_tsc ?
@@ -768,7 +949,7 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
 
-	if (ft_prof_depth == 1)
+	if (ft_prof_depth == 1 && ft_prof_register())
 		enable_timeout_every(ft_prof_timeout,
 							 TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 														 ft_prof_first_tick_ms()),
@@ -900,10 +1081,10 @@ ft_prof_tick_cost_ns(void)
 		   iters < (PG_INT64_MAX / 16))
 		iters *= 2;
 	iters *= 8;
-	if (!ft_prof_registered)
+	if (!ft_prof_register())
 	{
-		ft_prof_timeout = RegisterTimeout(USER_TIMEOUT, ft_prof_tick);
-		ft_prof_registered = true;
+		cost = 0.0;
+		return cost;
 	}
 	for (int r = 0; r < FT_PROF_COST_ROUNDS; r++)
 	{

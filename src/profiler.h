@@ -160,6 +160,14 @@ ft_prof_rearm_if_asked(void)
 		ft_prof_rearm();
 }
 
+/*
+ * How far below the exact prefix's read bound a plan's estimated node
+ * calls must stay for the plan to be timed exactly throughout
+ * (ft_prof_pays): the planner's row estimates are often off by an order
+ * of magnitude or two.
+ */
+#define FT_PROF_ESTIMATE_MARGIN 100.0
+
 /* ticks per interval before the interval doubles (profiler.c) */
 #define FT_PROF_TICKS_PER_STEP 250
 #ifdef FASTTIME_FAULT_INJECTION
@@ -171,6 +179,9 @@ extern FtProfQuery *ft_prof_query_create(PlanState *planstate,
 										 List *subplanstates, int nframes,
 										 bool tsc, MemoryContext cxt);
 extern bool ft_prof_active(void);
+extern bool ft_prof_available(void);
+extern double ft_prof_estimated_calls(PlanState *planstate);
+extern bool ft_prof_pays(double estimated_calls, bool tsc);
 extern bool ft_prof_clock_is_tsc(void);
 extern void ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 						  uint32 *saved_nframes);

@@ -682,6 +682,8 @@ fasttime_status(PG_FUNCTION_ARGS)
 				  psprintf("%d", Max(ft_profile_interval_ms, ft_profile_interval_max_ms)));
 	ft_status_row(rsinfo, "profile_after_ms", psprintf("%d", ft_profile_after_ms));
 	ft_status_row(rsinfo, "profile_ticks", psprintf(UINT64_FORMAT, ft_prof_backend_ticks()));
+	ft_status_row(rsinfo, "profile_declined_queries",
+				  psprintf(INT64_FORMAT, ft_node_timing_stats.prof_declined));
 	ft_status_row(rsinfo, "profile_ticks_waited",
 				  psprintf(UINT64_FORMAT, ft_prof_backend_deferred()));
 	ft_status_row(rsinfo, "profile_tick_cost_ns", psprintf("%.0f", ft_prof_tick_cost_ns()));
@@ -701,6 +703,8 @@ fasttime_status(PG_FUNCTION_ARGS)
 					  psprintf(UINT64_FORMAT, ft_fault_stamps_taken));
 		ft_status_row(rsinfo, "fault_clock_stamps_reused",
 					  psprintf(UINT64_FORMAT, ft_fault_stamps_reused));
+		ft_status_row(rsinfo, "fault_clock_checks_deferred",
+					  psprintf(UINT64_FORMAT, ft_fault_checks_deferred));
 	}
 #endif
 	ft_status_row(rsinfo, "open_query_notes",

@@ -203,16 +203,19 @@ StaticAssertDecl(offsetof(FtUsageFrame, instr) == 0,
  * instrumentation is allocated with the query's options, es_instrument,
  * so when those count neither there is nothing to walk for.)  Returns
  * the frames whose usage is derived (usage_derive.c), parents first, in
- * the query's memory; NULL when there are none.
+ * the query's memory; NULL when there are none.  *has_frames says whether
+ * any node may have one (if not, no call of the query links a frame).
  */
 FtUsageDerived *
 ft_usage_frame_query(PlanState *planstate, List *subplanstates, EState *estate,
-					 bool all_nodes)
+					 bool all_nodes, bool *has_frames)
 {
 	FtUsageDerived *result = NULL;
 	FtFrameWalk w;
 	ListCell   *lc;
 
+	*has_frames = all_nodes ||
+		(estate->es_instrument & (INSTRUMENT_BUFFERS | INSTRUMENT_WAL)) != 0;
 	if (!all_nodes &&
 		(estate->es_instrument & (INSTRUMENT_BUFFERS | INSTRUMENT_WAL)) == 0)
 		return NULL;

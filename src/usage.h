@@ -302,7 +302,8 @@ ft_usage_transition(const bool buf, const bool wal, const int isa)
 /* executor hooks' side (usage.c) */
 extern FtUsageDerived *ft_usage_frame_query(PlanState *planstate,
 											List *subplanstates,
-											EState *estate, bool all_nodes);
+											EState *estate, bool all_nodes,
+											bool *has_frames);
 extern void ft_usage_derive(const FtUsageDerived *derived);
 extern void ft_usage_run_begin(FtUsageFrame **saved_top);
 extern void ft_usage_run_end(FtUsageFrame *saved_top);
