@@ -281,6 +281,7 @@ note_query(QueryDesc *queryDesc)
 	qc->tsc_hz_origin = FT_FREQ_NONE;
 	qc->tsc_start = 0;
 	qc->wall_start_ns = 0;
+	qc->start_unread = false;
 	return qc;
 }
 
@@ -471,7 +472,22 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	{
 		qc->tsc_hz = ft_conv.hz;
 		qc->tsc_hz_origin = ft_get_facts()->tsc_hz_origin;
-		query_start_stamp(&qc->tsc_start, &qc->wall_start_ns);
+		if (n_query_clocks > 1 && last_stamp_valid && !ft_timer_is_profiled(timer))
+		{
+			/*
+			 * Nested in an open query: start from the last stamp without
+			 * reading the TSC; check_clocks judges the gap with the rest
+			 * (nested_start_stamp).
+			 */
+			qc->tsc_start = last_stamp_tsc;
+			qc->wall_start_ns = last_stamp_wall_ns;
+			qc->start_unread = true;
+#ifdef FASTTIME_FAULT_INJECTION
+			ft_fault_stamps_reused++;
+#endif
+		}
+		else
+			query_start_stamp(&qc->tsc_start, &qc->wall_start_ns);
 	}
 }
 
@@ -640,7 +656,14 @@ check_clocks(FtQueryClock *qc)
 	if (n_query_clocks > 1 && last_stamp_valid &&
 		last_stamp_tsc == qc->tsc_start && last_stamp_wall_ns == qc->wall_start_ns)
 	{
-		uint64		now = ft_node_ticks();
+		/*
+		 * The TSC as the query's last exact call left it (a later read is
+		 * only needed when no call of this process read it since the
+		 * query started from the stamp), which bounds every read its nodes
+		 * took, and which is no earlier than its start.
+		 */
+		uint64		now = ft_node_last_tsc >= qc->tsc_start &&
+			!ft_timer_is_profiled(qc->timer) ? ft_node_last_tsc : ft_node_ticks();
 
 		if (now >= qc->tsc_start &&
 			ft_ticks_to_ns(&ft_conv, (int64) (now - qc->tsc_start)) < FT_STAMP_REUSE_NS)

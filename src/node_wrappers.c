@@ -109,6 +109,9 @@
  * ---------------------------------------------------------------------
  */
 
+/* the last TSC read that ended an exact call (node_wrappers.h) */
+uint64		ft_node_last_tsc = 0;
+
 static void ft_rearm_below_gather(PlanState *node, FtTimer timer);
 static inline ExecProcNodeMtd ft_method(PlanState *ps, FtTimer timer);
 
@@ -179,6 +182,7 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 			FT_TICKS_ORDERED_AT(1) : FT_TICKS_AT(1);
 
 		ft_instr_time_add_ticks(&instr->counter, (int64) (tsc_stop - tsc_start));
+		ft_node_last_tsc = tsc_stop;
 	}
 	else if (timer == FT_TIMER_CLOCK_GETTIME)
 	{

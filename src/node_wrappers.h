@@ -83,6 +83,13 @@ ft_timer_reads(FtTimer timer)
 	}
 }
 
+/*
+ * The TSC read that ended the latest exact TSC-timed call of this process
+ * (one store a call): the clock cross-check (node_timing.c) bounds a short
+ * query's reads by it without a read of its own.
+ */
+extern uint64 ft_node_last_tsc;
+
 extern void ft_wrappers_init(void);
 extern const char *ft_wrappers_isa(void);
 extern const char *ft_wrappers_isa_reason(void);
