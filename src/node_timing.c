@@ -293,6 +293,32 @@ ft_open_query_notes(void)
 }
 
 /*
+ * The clock in effect, for a query's start.  A query nested in an open one
+ * takes the decision its outermost query took, while fasttime.clock_source
+ * is the same: looking again (the kernel's clocksource at most once a
+ * second, which costs a clock read whenever it is asked, and on 19 the
+ * server's own clock) is for the next top-level query.  A statement of a
+ * PL/pgSQL loop thus asks nothing; the kernel switching clocksource is
+ * still seen within a second by every new top-level query, and a TSC that
+ * stops agreeing with clock_gettime meanwhile by the clock cross-check.
+ */
+static FtClockChoice
+query_clock_choice(void)
+{
+	static bool kept = false;
+	static int	kept_setting;
+	static FtClockChoice kept_choice;
+
+	if (n_query_clocks == 0 || !kept || kept_setting != ft_clock_setting)
+	{
+		kept_choice = ft_effective_choice();
+		kept_setting = ft_clock_setting;
+		kept = true;
+	}
+	return kept_choice;
+}
+
+/*
  * How this query's nodes are to be timed, or false to leave the plan as
  * stock built it.  Profiled timing is asked for by fasttime.node_timing,
  * or by a profiled run under way around this query (a query run inside a
@@ -321,7 +347,7 @@ choose_timer(QueryDesc *queryDesc, FtTimer *timer, FtProfDecline *declined,
 		 * With the clock of the profiled run under way, if any (a query
 		 * inside it must credit the same clock), else the one in effect.
 		 */
-		choice = ft_effective_choice();
+		choice = query_clock_choice();
 		tsc = ft_prof_active() ? ft_prof_clock_is_tsc() : choice == FT_CHOICE_TSC;
 		*est_calls = ft_prof_estimated_calls(queryDesc->planstate);
 		if (!ft_prof_pays(*est_calls, tsc))
@@ -349,7 +375,7 @@ choose_timer(QueryDesc *queryDesc, FtTimer *timer, FtProfDecline *declined,
 		*timer = FT_TIMER_NONE;
 	else if (profiled)
 		*timer = tsc ? FT_TIMER_PROF_PHASE_TSC : FT_TIMER_PROF_PHASE_CLOCK_GETTIME;
-	else if ((asked ? choice : ft_effective_choice()) == FT_CHOICE_TSC)
+	else if ((asked ? choice : query_clock_choice()) == FT_CHOICE_TSC)
 		*timer = ft_ordered_reads == FT_READS_BOTH ? FT_TIMER_TSC_ORDERED :
 			ft_ordered_reads == FT_READS_START ? FT_TIMER_TSC_ORDERED_START :
 			FT_TIMER_TSC;

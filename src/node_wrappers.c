@@ -712,9 +712,13 @@ ft_wrap_walker(PlanState *ps, void *context)
 	if (ps != w->current_root && w->nroots > 0 &&
 		bsearch(&ps, w->roots, w->nroots, sizeof(PlanState *), ft_ptr_cmp) != NULL)
 		return false;
+	/* (a node just switched is ours: the search is for the others) */
 	if (ft_wrap_node(ps, w->timer))
+	{
 		w->switched++;
-	if (ft_is_ours(ps->ExecProcNode))
+		w->nodes++;
+	}
+	else if (ft_is_ours(ps->ExecProcNode))
 		w->nodes++;
 	if (ps->plan != NULL && ps->plan->plan_node_id > w->max_id)
 		w->max_id = ps->plan->plan_node_id;

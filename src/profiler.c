@@ -794,6 +794,13 @@ ft_prof_estimate_walker(PlanState *ps, void *context)
 			loops *= Max(outerPlanState(parent)->plan->plan_rows, 1.0);
 	}
 	e->calls += loops * (Max(ps->plan->plan_rows, 0.0) + 1.0);
+	/* a leaf (the one node of most OLTP statements): nothing to walk */
+	if (ps->lefttree == NULL && ps->righttree == NULL &&
+		ps->initPlan == NIL && ps->subPlan == NIL &&
+		!IsA(ps, AppendState) && !IsA(ps, MergeAppendState) &&
+		!IsA(ps, BitmapAndState) && !IsA(ps, BitmapOrState) &&
+		!IsA(ps, SubqueryScanState) && !IsA(ps, CustomScanState))
+		return false;
 	e->loops = loops;
 	e->parent = ps;
 	(void) planstate_tree_walker(ps, ft_prof_estimate_walker, e);
