@@ -63,6 +63,10 @@ SET fasttime.leader_facts = 'ft2:00000000:';
 -- superusers can read it (tag ft2, the layout hash, the hex image)
 SELECT current_setting('fasttime.leader_facts') ~ '^(ft2:[0-9a-f]{8}:[0-9a-f]+)?$'
   AS leader_facts_shape;
+-- nor can what the clock checks hand over (empty: this backend's clocks
+-- have not disagreed)
+SET fasttime.leader_clock_check = 'fell back: no';
+SELECT current_setting('fasttime.leader_clock_check') = '' AS no_clock_check_to_hand_over;
 
 -- bad values
 SET fasttime.clock_source = 'rdtsc';
@@ -129,8 +133,10 @@ RESET fasttime.clock_source;
 -- for superusers only (the error's wording differs between versions, its
 -- SQLSTATE does not)
 SELECT can_read('fasttime.leader_facts') AS leader_facts,
+       can_read('fasttime.leader_clock_check') AS leader_clock_check,
        can_read('fasttime.clock_source_status') AS clock_source_status;
-SELECT count(*) FROM pg_settings WHERE name = 'fasttime.leader_facts';
+SELECT count(*) FROM pg_settings
+ WHERE name IN ('fasttime.leader_facts', 'fasttime.leader_clock_check');
 RESET ROLE;
 SELECT can_read('fasttime.leader_facts') AS leader_facts_as_superuser;
 REVOKE SET ON PARAMETER fasttime.clock_source FROM fasttime_plain;

@@ -18,6 +18,13 @@
  * and a change makes every decision be taken afresh (auto then stops using
  * the TSC as soon as the kernel does).
  *
+ * A backend whose TSC keeps disagreeing with clock_gettime over its
+ * queries (node_timing.c compares them) gives the TSC up for the rest of
+ * its life, whatever fasttime.clock_source says: ft_clock_fall_back.  Its
+ * parallel workers learn that, and whether it has seen a disagreement at
+ * all, from the hidden setting fasttime.leader_clock_check, as they learn
+ * its facts.
+ *
  * The settings file (fasttime.c) defines the GUCs over the variables
  * declared here; nothing here depends on it.
  *
@@ -39,6 +46,7 @@
 
 int			ft_clock_setting = FT_SETTING_AUTO;
 char	   *ft_leader_facts = NULL;
+char	   *ft_leader_clock_check = NULL;
 bool		ft_publishing_facts = false;
 FtTickConv	ft_conv;
 
@@ -60,6 +68,19 @@ static bool ft_auto_used_tsc = false;
 
 /* this process has logged auto giving up the TSC (see recheck) */
 static bool ft_kernel_switch_logged = false;
+
+/*
+ * Why this process times plan nodes with clock_gettime whatever the
+ * setting (ft_clock_fall_back); empty while it does not.
+ */
+static char ft_fallback_reason[512] = "";
+
+/* this backend has reported a disagreement of the clocks */
+static bool ft_backend_disagreed = false;
+
+/* fasttime.leader_clock_check's values, besides "" (nothing to report) */
+#define FT_CHECK_DISAGREED		"disagreed"
+#define FT_CHECK_FELL_BACK		"fell back: "
 
 static const FtDecision *ft_get_decision_nocheck(FtClockSetting setting);
 
@@ -307,6 +328,9 @@ ft_get_decision(FtClockSetting setting)
  * The clock plan nodes are timed with right now.  Asking measures the
  * machine the first time (unless the setting is clock_gettime, which needs
  * no facts): the executor asks only for queries that time their nodes.
+ * A process that fell back (ft_clock_fall_back) answers clock_gettime
+ * without looking at anything else, and makes sure its parallel workers
+ * will know (it may have fallen back where no setting could be changed).
  */
 FtClockChoice
 ft_effective_choice(void)
@@ -315,6 +339,11 @@ ft_effective_choice(void)
 
 	if (ft_clock_setting == FT_SETTING_CLOCK_GETTIME)
 		return FT_CHOICE_CLOCK_GETTIME;
+	if (unlikely(ft_fallback_reason[0] != '\0'))
+	{
+		ft_publish_clock_check();
+		return FT_CHOICE_CLOCK_GETTIME;
+	}
 	d = ft_get_decision((FtClockSetting) ft_clock_setting);
 	if (d->refused || d->choice != FT_CHOICE_TSC)
 		return FT_CHOICE_CLOCK_GETTIME;
@@ -327,15 +356,149 @@ ft_effective_choice(void)
 }
 
 /*
+ * This backend gives the TSC up for good: from now on plan nodes are
+ * timed with clock_gettime, whatever fasttime.clock_source says, and
+ * fasttime_status(), SHOW fasttime.clock_source_status and EXPLAIN
+ * (CLOCK_SOURCE) say why.  Nothing already measured changes.  It is
+ * logged once, at LOG (it is the server's business, not the client's),
+ * and handed to the parallel workers; a worker never calls this: it falls
+ * back only because its leader did (ft_adopt_leader_clock_check),
+ * silently.  The first reason stays.  why is a phrase, as the decisions'
+ * reasons are.
+ */
+void
+ft_clock_fall_back(const char *why)
+{
+	if (ft_fallback_reason[0] != '\0')
+		return;
+	Assert(!IsParallelWorker());
+	snprintf(ft_fallback_reason, sizeof(ft_fallback_reason),
+			 "this backend fell back to clock_gettime for the rest of its life: %s",
+			 why);
+	ereport(LOG,
+			(errmsg("this backend times plan nodes with clock_gettime from now on, whatever fasttime.clock_source says"),
+			 errdetail("%s", ft_sentence(why)),
+			 errhint("Node times already shown stay as measured; new sessions use the %s again. If its disagreement with clock_gettime persists (a virtual machine that was live-migrated, for instance), set fasttime.clock_source = clock_gettime, or restart the server so that its frequency is measured again.",
+					 ft_counter_name(&ft_facts)),
+			 errhidestmt(true)));
+	ft_publish_clock_check();
+}
+
+/*
+ * Why this process fell back to clock_gettime for good, or NULL if it did
+ * not: for fasttime_status() and EXPLAIN (CLOCK_SOURCE).
+ */
+const char *
+ft_clock_fallback_reason(void)
+{
+	return ft_fallback_reason[0] != '\0' ? ft_fallback_reason : NULL;
+}
+
+/*
+ * The clock check of a query of this backend found the clocks disagreeing
+ * (node_timing.c): its parallel workers are to know, so as to report
+ * theirs to the server log only (ft_clock_backend_disagreed).
+ */
+void
+ft_clock_disagreed(void)
+{
+	if (IsParallelWorker() || InitializingParallelWorker)
+		return;
+	ft_backend_disagreed = true;
+	ft_publish_clock_check();
+}
+
+/*
+ * Has this backend reported a disagreement of the clocks already?  In a
+ * parallel worker: had its leader, when the worker started?
+ */
+bool
+ft_clock_backend_disagreed(void)
+{
+	return ft_backend_disagreed;
+}
+
+/*
+ * Put what this backend's parallel workers must know of its clock checks
+ * into fasttime.leader_clock_check, which travels to them with the rest of
+ * its GUC state: whether it fell back to clock_gettime (then they time
+ * their nodes with clock_gettime too, or the fallback would stop at the
+ * Gather), or else whether it has reported a disagreement (then a
+ * worker's is no news to the client).  Set as an override, which makes it
+ * the setting's reset value and outlives a rollback of the transaction
+ * (a user can neither set nor reset it away).  Called when that changes;
+ * where no setting may be changed then (a query nested in a parallel
+ * query, say), it is done when the next query starts.  Cheap when the
+ * value is in place.
+ */
+void
+ft_publish_clock_check(void)
+{
+	char		buf[sizeof(ft_fallback_reason) + sizeof(FT_CHECK_FELL_BACK)];
+	const char *current = ft_leader_clock_check ? ft_leader_clock_check : "";
+
+	if (ft_fallback_reason[0] != '\0')
+		snprintf(buf, sizeof(buf), "%s%s", FT_CHECK_FELL_BACK, ft_fallback_reason);
+	else if (ft_backend_disagreed)
+		strlcpy(buf, FT_CHECK_DISAGREED, sizeof(buf));
+	else
+		buf[0] = '\0';
+	if (strcmp(current, buf) == 0)
+		return;
+	if (!IsUnderPostmaster || IsParallelWorker() || InitializingParallelWorker ||
+		IsInParallelMode() || !IsTransactionState())
+		return;
+
+	ft_publishing_facts = true;
+	PG_TRY();
+	{
+		SetConfigOption("fasttime.leader_clock_check", buf,
+						PGC_SUSET, PGC_S_OVERRIDE);
+	}
+	PG_FINALLY();
+	{
+		ft_publishing_facts = false;
+	}
+	PG_END_TRY();
+}
+
+/*
+ * A parallel worker takes over what its leader published of its clock
+ * checks (ft_publish_clock_check).  A value this build does not know is
+ * ignored: the worker then reports and times as a fresh backend would.
+ */
+void
+ft_adopt_leader_clock_check(const char *value)
+{
+	size_t		prefix = strlen(FT_CHECK_FELL_BACK);
+
+	if (value == NULL)
+		return;
+	if (strncmp(value, FT_CHECK_FELL_BACK, prefix) == 0)
+	{
+		ft_backend_disagreed = true;
+		/* the leader's reason, as it reads there */
+		strlcpy(ft_fallback_reason, value + prefix, sizeof(ft_fallback_reason));
+	}
+	else if (strcmp(value, FT_CHECK_DISAGREED) == 0)
+		ft_backend_disagreed = true;
+}
+
+/*
  * Make this backend's facts part of its GUC state, so parallel workers
  * started from it can adopt them.  Cheap when already done; the value can
  * be lost to a transaction rollback, in which case it is simply set again
- * before the next timed query.
+ * before the next timed query.  What its workers must know of its clock
+ * checks, if it could not be published when it changed, is published
+ * here too.
  */
 void
 ft_publish_facts(void)
 {
 	char		buf[FT_FACTS_STRLEN];
+
+	if (unlikely(ft_backend_disagreed))
+		ft_publish_clock_check();
 
 	/* already published: the common case, tested first */
 	if (ft_leader_facts != NULL && ft_leader_facts[0] != '\0')

@@ -116,6 +116,8 @@ ft_not_tsc_reason(const FtQueryClock *pc)
 	d = ft_get_decision(pc->setting);
 	if (d->choice != FT_CHOICE_TSC)
 		return d->reason;
+	if (ft_clock_fallback_reason() != NULL)
+		return ft_clock_fallback_reason();
 	return "fasttime could not switch this plan's nodes to the TSC; they were timed by stock PostgreSQL";
 }
 

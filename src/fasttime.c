@@ -203,6 +203,38 @@ assign_leader_facts(const char *newval, void *extra)
 }
 
 /*
+ * fasttime.leader_clock_check, like fasttime.leader_facts, is written only
+ * by fasttime itself (ft_publish_clock_check) and by parallel worker
+ * start-up; a worker accepts any value (an unknown one is ignored).
+ */
+static bool
+check_leader_clock_check(char **newval, void **extra, GucSource source)
+{
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+	if (!ft_publishing_facts && !InitializingParallelWorker)
+	{
+		GUC_check_errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM);
+		GUC_check_errmsg("parameter \"fasttime.leader_clock_check\" is managed by fasttime and cannot be set");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A parallel worker takes over what its leader's clock checks found: it
+ * times its nodes with clock_gettime if the leader gave the TSC up, and
+ * reports a disagreement of its own to the server log only if the leader
+ * has reported one to the client already.
+ */
+static void
+assign_leader_clock_check(const char *newval, void *extra)
+{
+	if (InitializingParallelWorker)
+		ft_adopt_leader_clock_check(newval);
+}
+
+/*
  * Where the fasttime.clock_source that stopped the server was set, as an
  * errhint: the file and line (postgresql.conf, a file it includes, or
  * postgresql.auto.conf, written by ALTER SYSTEM), or the command line.
@@ -304,6 +336,19 @@ _PG_init(void)
 							   GUC_SUPERUSER_ONLY,
 							   check_leader_facts,
 							   assign_leader_facts,
+							   NULL);
+
+	DefineCustomStringVariable("fasttime.leader_clock_check",
+							   "What a parallel leader's clock checks found, for its workers (internal).",
+							   NULL,
+							   &ft_leader_clock_check,
+							   "",
+							   PGC_SUSET,
+							   GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE |
+							   GUC_NO_RESET_ALL | GUC_DISALLOW_IN_FILE |
+							   GUC_SUPERUSER_ONLY,
+							   check_leader_clock_check,
+							   assign_leader_clock_check,
 							   NULL);
 
 	DefineCustomIntVariable("fasttime.timing_sample_interval",

@@ -74,6 +74,12 @@
  * clocksource, second line (optional) the available ones.  Rewriting the
  * file fakes the kernel switching clocksource at run time.
  *
+ * How many disagreements of the clocks a backend takes before it gives the
+ * TSC up (node_timing.c) can be raised, so that a test can watch the LOG
+ * lines of many pass through their rate limit:
+ *
+ *	fasttime.fault_fallback_after  N >= 2, or 0 (default) for the built-in
+ *
  * The facts a leader publishes for its parallel workers can be mangled,
  * to fake a worker running another build of fasttime:
  *
@@ -132,6 +138,7 @@ int			ft_fault_publish_facts = FT_FAULT_PUBLISH_NONE;
 int			ft_fault_tick_mode = FT_FAULT_TICK_NONE;
 int			ft_fault_tick_at = 1;
 int			ft_fault_switch_in_link = FT_FAULT_SWITCH_NONE;
+int			ft_fault_fallback_after = 0;
 double		ft_fault_tick_amount_ns = 0;
 
 /* RDTSCP was faked on a CPU that lacks it: ticks.h reads LFENCE;RDTSC */
@@ -523,6 +530,21 @@ assign_fault_real(double newval, void *extra)
 	ft_fault_rearm();
 }
 
+/*
+ * fasttime.fault_fallback_after: a backend's first disagreement is its
+ * WARNING, so 1 cannot be honoured; refuse it rather than ignore it.
+ */
+static bool
+check_fault_fallback_after(int *newval, void **extra, GucSource source)
+{
+	if (*newval == 1)
+	{
+		GUC_check_errdetail("The first disagreement draws the WARNING; the fallback can come at the second at the earliest.");
+		return false;
+	}
+	return true;
+}
+
 /* Define the fault settings; _PG_init calls this in fault builds only. */
 void
 ft_fault_define_gucs(void)
@@ -590,6 +612,16 @@ ft_fault_define_gucs(void)
 							 NULL,
 							 NULL,
 							 NULL);
+	DefineCustomIntVariable("fasttime.fault_fallback_after",
+							"Fault injection (test builds only): disagreements of the clocks after which a backend gives the TSC up (0: the built-in number).",
+							NULL,
+							&ft_fault_fallback_after,
+							0, 0, INT_MAX,
+							PGC_USERSET,
+							GUC_NOT_IN_SAMPLE,
+							check_fault_fallback_after,
+							NULL,
+							NULL);
 	ereport(LOG,
 			(errmsg("fasttime was built with fault injection: not for production use")));
 }

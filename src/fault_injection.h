@@ -58,6 +58,14 @@ extern int	ft_fault_switch_in_link;
  */
 extern void ft_fault_fill_timeouts(void (*handler) (void));
 
+/*
+ * fasttime.fault_fallback_after: the number of disagreements of the clocks
+ * after which a backend gives the TSC up (node_timing.c), instead of the
+ * built-in one; 0 keeps that.  Lets a test see many disagreements pass
+ * through the rate limit of their LOG lines.
+ */
+extern int	ft_fault_fallback_after;
+
 #endif							/* FASTTIME_FAULT_INJECTION */
 
 #endif							/* FASTTIME_FAULT_INJECTION_H */

@@ -25,9 +25,12 @@
  * it, for EXPLAIN (CLOCK_SOURCE); its time unit and profiled frames, made
  * current around its run and finish; and, when the TSC timed it, both
  * clocks at its start.  At ExecutorFinish the two clocks are compared over
- * the whole query.  If they disagree, the query draws a WARNING and EXPLAIN
- * (CLOCK_SOURCE) says so, but no measured number is changed: a tool that
- * rewrites what it measured cannot be trusted even when the clocks agree.
+ * the whole query.  If they disagree, EXPLAIN (CLOCK_SOURCE) says so and
+ * the backend's first such query draws a WARNING (later ones a LOG line
+ * at most every FT_DISAGREEMENT_LOG_NS, and after FT_FALLBACK_AFTER of
+ * them the backend gives the TSC up), but no measured number is changed:
+ * a tool that rewrites what it measured cannot be trusted even when the
+ * clocks agree.
  *
  * src/node_timing.c
  *
@@ -84,6 +87,18 @@ static int	max_query_clocks = 0;
 /* tolerated disagreement between the clocks over one query */
 #define FT_DRIFT_TOLERANCE_PPM	1000
 #define FT_DRIFT_TOLERANCE_NS	50000
+
+/*
+ * Reporting disagreements of the clocks (report_disagreement): after a
+ * backend's first, at most one LOG line this often, and after this many
+ * the backend times plan nodes with clock_gettime for good.
+ */
+#define FT_DISAGREEMENT_LOG_NS	(10 * FT_NS_PER_SEC)
+#define FT_FALLBACK_AFTER		3
+
+/* clock_gettime of the last disagreement reported, and those not since */
+static int64 last_disagreement_report_ns = 0;
+static int64 disagreements_unreported = 0;
 
 /* tries and the widest acceptable pair of reads, for paired_stamp */
 #define FT_STAMP_TRIES			4
@@ -629,10 +644,101 @@ clocks_disagree(uint64 tsc_start, int64 wall_start, uint64 tsc_end,
 }
 
 /*
+ * Report a disagreement of the clocks, found by a query's comparison
+ * (check_clocks) or by that of short nested queries left for later
+ * (window: compare_pending_window); wall_end is the comparison's end by
+ * clock_gettime.  Never touches a measured number.
+ *
+ * Where the clocks disagree once they tend to go on disagreeing (a
+ * virtual machine live-migrated to a host whose TSC runs at another rate:
+ * then every query of every session does), and under auto_explain a
+ * WARNING goes to applications that never asked for EXPLAIN.  So the
+ * client hears of it once per backend: the first query that disagrees
+ * draws the WARNING (in a parallel worker: if its leader had reported
+ * none when the worker started, so several processes of that first query
+ * may each warn; short nested queries, which are over when compared, are
+ * reported to the server log only, as before).  Later disagreements go to
+ * the server log only, at most one LOG line every FT_DISAGREEMENT_LOG_NS,
+ * each saying how many were left out since the last report.  At the
+ * FT_FALLBACK_AFTER-th, the backend gives the TSC up for good
+ * (ft_clock_fall_back, whose LOG line reports this one), and its later
+ * queries, parallel workers included, are timed with clock_gettime.  A
+ * worker never falls back by itself: it lives for one query.
+ */
+static void
+report_disagreement(int64 wall_ns, int64 tsc_ns, int64 wall_end, bool window)
+{
+	int64		n = ++ft_node_timing_stats.disagreements;
+	int			fallback_after = FT_FALLBACK_AFTER;
+	bool		reported = false;
+
+#ifdef FASTTIME_FAULT_INJECTION
+	if (ft_fault_fallback_after > 0)
+		fallback_after = ft_fault_fallback_after;
+#endif
+	if (!window && !ft_clock_backend_disagreed())
+	{
+		ereport(WARNING,
+				(errmsg("fasttime: the TSC disagreed with clock_gettime during this query"),
+				 errdetail("Over %.3f ms of clock_gettime time, the TSC advanced %.3f ms. The plan node times of this query were taken with the TSC and are shown as measured.",
+						   (double) wall_ns / 1e6, (double) tsc_ns / 1e6),
+				 errhint("Node times from this query may be wrong. If this repeats, SET fasttime.clock_source = clock_gettime.")));
+		ft_clock_disagreed();
+		reported = true;
+	}
+	if (!IsParallelWorker() && n >= fallback_after &&
+		ft_clock_fallback_reason() == NULL)
+	{
+		ft_clock_fall_back(psprintf("the TSC disagreed with clock_gettime %lld times in this backend, by more than %.1f %% plus %.3f ms; over the last, %.3f ms of clock_gettime time, the TSC advanced %.3f ms (disagreements not logged since the last one reported: %lld)",
+									(long long) n, FT_DRIFT_TOLERANCE_PPM / 1e4,
+									FT_DRIFT_TOLERANCE_NS / 1e6,
+									(double) wall_ns / 1e6, (double) tsc_ns / 1e6,
+									(long long) disagreements_unreported));
+		reported = true;
+	}
+	else if (!reported &&
+			 (last_disagreement_report_ns == 0 ||
+			  wall_end - last_disagreement_report_ns >= FT_DISAGREEMENT_LOG_NS))
+	{
+		if (window)
+			ereport(LOG,
+					(errmsg("fasttime: the TSC disagreed with clock_gettime during short queries nested in another"),
+					 errdetail("Over %.3f ms of clock_gettime time, the TSC advanced %.3f ms. The plan node times of those queries were taken with the TSC and are shown as measured. Disagreements in this %s so far: %lld; not logged since the last one logged: %lld (at most one is logged every %d s).",
+							   (double) wall_ns / 1e6, (double) tsc_ns / 1e6,
+							   IsParallelWorker() ? "parallel worker" : "backend",
+							   (long long) n, (long long) disagreements_unreported,
+							   (int) (FT_DISAGREEMENT_LOG_NS / FT_NS_PER_SEC)),
+					 errhidestmt(true)));
+		else if (IsParallelWorker())
+			ereport(LOG,
+					(errmsg("the TSC disagreed with clock_gettime during a query again"),
+					 errdetail("Over %.3f ms of clock_gettime time, the TSC advanced %.3f ms in this parallel worker. The plan node times of that query were taken with the TSC and are shown as measured. Its leader has reported a disagreement to its client already.",
+							   (double) wall_ns / 1e6, (double) tsc_ns / 1e6),
+					 errhidestmt(true)));
+		else
+			ereport(LOG,
+					(errmsg("the TSC disagreed with clock_gettime during a query again"),
+					 errdetail("Over %.3f ms of clock_gettime time, the TSC advanced %.3f ms. The plan node times of that query were taken with the TSC and are shown as measured. Disagreements in this backend so far: %lld; not logged since the last one logged: %lld (at most one is logged every %d s).",
+							   (double) wall_ns / 1e6, (double) tsc_ns / 1e6,
+							   (long long) n, (long long) disagreements_unreported,
+							   (int) (FT_DISAGREEMENT_LOG_NS / FT_NS_PER_SEC)),
+					 errhidestmt(true)));
+		reported = true;
+	}
+	if (reported)
+	{
+		last_disagreement_report_ns = wall_end;
+		disagreements_unreported = 0;
+	}
+	else
+		disagreements_unreported++;
+}
+
+/*
  * Compare the clocks over the short queries whose comparison was left for
  * later (check_clocks), from the last stamp to a new one taken before any
  * other query started from it.  A disagreement there is reported to the
- * server log: those queries are over.
+ * server log (report_disagreement): those queries are over.
  */
 static void
 compare_pending_window(uint64 tsc_end, int64 wall_end)
@@ -643,18 +749,14 @@ compare_pending_window(uint64 tsc_end, int64 wall_end)
 	window_pending = false;
 	if (clocks_disagree(last_window_tsc, last_window_wall_ns, tsc_end, wall_end,
 						&wall_ns, &tsc_ns))
-	{
-		ft_node_timing_stats.disagreements++;
-		ereport(LOG,
-				(errmsg("fasttime: the TSC disagreed with clock_gettime during short queries nested in another"),
-				 errdetail("Over %.3f ms of clock_gettime time, the TSC advanced %.3f ms. The plan node times of those queries were taken with the TSC and are shown as measured.",
-						   (double) wall_ns / 1e6, (double) tsc_ns / 1e6)));
-	}
+		report_disagreement(wall_ns, tsc_ns, wall_end, true);
 }
 
 /*
- * Compare the clocks over a TSC-timed query.  On disagreement, warn and
- * remember it for EXPLAIN (CLOCK_SOURCE); never touch a measured number.
+ * Compare the clocks over a TSC-timed query.  On disagreement, remember it
+ * for EXPLAIN (CLOCK_SOURCE) and report it (report_disagreement: once to
+ * the client, then sparingly to the server log); never touch a measured
+ * number.
  *
  * A short query nested in another one that is still open (a statement of
  * a PL/pgSQL function, under auto_explain with log_nested_statements) is
@@ -715,12 +817,7 @@ check_clocks(FtQueryClock *qc)
 						&wall_ns, &tsc_ns))
 	{
 		qc->disagreed = true;
-		ft_node_timing_stats.disagreements++;
-		ereport(WARNING,
-				(errmsg("fasttime: the TSC disagreed with clock_gettime during this query"),
-				 errdetail("Over %.3f ms of clock_gettime time, the TSC advanced %.3f ms. The plan node times of this query were taken with the TSC and are shown as measured.",
-						   (double) wall_ns / 1e6, (double) tsc_ns / 1e6),
-				 errhint("Node times from this query may be wrong. If this repeats, SET fasttime.clock_source = clock_gettime.")));
+		report_disagreement(wall_ns, tsc_ns, wall_end, false);
 	}
 	qc->wall_ns = wall_ns;
 	qc->tsc_ns = tsc_ns;

@@ -673,6 +673,7 @@ fasttime_status(PG_FUNCTION_ARGS)
 				  psprintf("%d", ft_node_timing_stats.last_query_derived));
 	ft_status_row(rsinfo, "tsc_disagreements",
 				  psprintf(INT64_FORMAT, ft_node_timing_stats.disagreements));
+	ft_status_row(rsinfo, "tsc_fallback", ft_clock_fallback_reason());
 	ft_status_row(rsinfo, "ordered_reads",
 				  ft_read_order_name((FtReadOrder) ft_ordered_reads));
 	ft_status_row(rsinfo, "node_timing",

@@ -1,0 +1,217 @@
+# A TSC that keeps disagreeing with clock_gettime (fault-injection build,
+# in a private installation: the node clock jumps an hour forward inside
+# every query, re-armed before each), as after a live migration: the
+# client hears of it once per backend (one WARNING), the server log a
+# bounded number of times (a LOG line at most every 10 s, saying how many
+# it left out), and after 3 disagreements the backend times plan nodes
+# with clock_gettime for good, whatever fasttime.clock_source says (tsc,
+# try_tsc, auto), logging that once with why and what to do.  SHOW,
+# fasttime_status() and its parallel workers follow; a new session starts
+# on the TSC again.  Nothing measured is changed.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use FtTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my ($fault, $why) = ft_fault_install();
+plan skip_all => "no fault-injection build: $why" unless $fault;
+
+# machine kind (a): a kernel on the TSC and cheap reads, so that auto
+# chooses the TSC too (the real TSC must be usable: checked below)
+local $ENV{FASTTIME_FAULT_FACTS} = 'machine_a';
+my $node = ft_node('disagreement', install_path => $fault);
+$node->start;
+ft_sql($node, 'CREATE EXTENSION fasttime');
+my ($rc, $out, $err) = ft_sql($node, "SELECT value FROM fasttime_status() WHERE name = 'tsc_usable'");
+if ($out ne 'true')
+{
+	note("the TSC is not usable here ($out): nothing to disagree");
+	$node->stop;
+	done_testing();
+	exit 0;
+}
+ft_sql($node, q{
+	CREATE TABLE ft AS SELECT g FROM generate_series(1, 60000) g;
+	VACUUM ANALYZE ft;
+});
+my $pg_major = $node->safe_psql('postgres', 'SHOW server_version_num') / 10000;
+
+my $serial = 'SET max_parallel_workers_per_gather = 0;';
+my $par = ft_parallel_settings();
+my $jump = 'SET fasttime.fault_tick_amount_ns = 3.6e12; SET fasttime.fault_tick_mode = jump_forward;';
+# re-arming the fault (any SET of a fault setting) before each query makes
+# the clock jump inside it, at its 300th node-clock read
+my $query = "SET fasttime.fault_tick_at = 300;\nEXPLAIN (ANALYZE, COSTS OFF, FORMAT JSON) SELECT count(*) FROM ft;\n";
+
+my $fallback_re = qr/LOG:  this backend times plan nodes with clock_gettime from now on, whatever fasttime\.clock_source says/;
+my $again_re = qr/LOG:  the TSC disagreed with clock_gettime during a query again/;
+my $warning_re = qr/WARNING:  fasttime: the TSC disagreed with clock_gettime during this query/;
+
+# the lines of a piece of server log written by one process
+sub lines_of
+{
+	my ($log, $pid) = @_;
+	return join("\n", grep { /\[$pid\]/ } split /\n/, $log);
+}
+
+# "key:value" lines of a psql output, as a hash
+sub keyed
+{
+	my ($text) = @_;
+	my %v;
+	for (split /\n/, $text) { $v{$1} = $2 if /^(\w+):(.*)$/; }
+	return %v;
+}
+
+# ---- one session, 10 disagreeing queries, under each setting -------------
+for my $setting ('tsc', 'try_tsc', 'auto')
+{
+	my $off = -s $node->logfile;
+	my $sql = "SET fasttime.clock_source = $setting; $serial $jump
+		SELECT 'pid:' || pg_backend_pid();
+		SELECT 'status0:' || current_setting('fasttime.clock_source_status');\n"
+	  . ($query x 10) . "
+		SELECT 'status1:' || current_setting('fasttime.clock_source_status');
+		SET fasttime.clock_source = tsc;
+		SELECT 'status2:' || current_setting('fasttime.clock_source_status');
+		SELECT name || ':' || coalesce(value, '<null>') FROM fasttime_status()
+		 WHERE name IN ('tsc_disagreements', 'tsc_fallback', 'effective_source', 'tsc_timed_queries');\n"
+	  . ($pg_major >= 18
+		? "EXPLAIN (ANALYZE, CLOCK_SOURCE, COSTS OFF, TIMING ON) SELECT count(*) FROM ft;\n"
+		: '');
+	($rc, $out, $err) = ft_sql($node, $sql);
+	is($rc, 0, "$setting: the session ran") or diag($err);
+	my %v = keyed($out);
+	is($v{status0}, 'tsc', "$setting: the session starts on the TSC");
+
+	my @plans = $out =~ /"Execution Time"/g;
+	is(scalar @plans, 10, "$setting: all 10 queries ran EXPLAIN ANALYZE");
+	unlike($out, qr/"Actual (Startup|Total) Time": -/, "$setting: no negative time");
+	my @w = $err =~ /$warning_re/g;
+	is(scalar @w, 1, "$setting: exactly one WARNING reached the client") or diag($err);
+
+	is($v{tsc_disagreements}, '3', "$setting: 3 disagreements counted, then no query timed with the TSC");
+	is($v{tsc_timed_queries}, '3', "$setting: 3 queries timed with the TSC, the other 7 with clock_gettime");
+	is($v{status1}, 'clock_gettime', "$setting: after the fallback, clock_source_status is clock_gettime");
+	is($v{status2}, 'clock_gettime', "$setting: and stays so after SET fasttime.clock_source = tsc");
+	is($v{effective_source}, 'clock_gettime', "$setting: fasttime_status() effective_source is clock_gettime");
+	like($v{tsc_fallback} // '',
+		qr/^this backend fell back to clock_gettime for the rest of its life: the TSC disagreed with clock_gettime 3 times in this backend/,
+		"$setting: fasttime_status() tsc_fallback says why");
+	if ($pg_major >= 18)
+	{
+		like($out, qr/Timing Source: clock_gettime \(this backend fell back to clock_gettime/,
+			"$setting: EXPLAIN (CLOCK_SOURCE) says why the TSC did not time the plan");
+	}
+
+	my $log = lines_of(ft_log_since($node, $off), $v{pid});
+	my @fb = $log =~ /$fallback_re/g;
+	is(scalar @fb, 1, "$setting: the fallback is logged once") or diag($log);
+	like($log, qr/$fallback_re[^\n]*\n[^\n]*DETAIL:  The TSC disagreed with clock_gettime 3 times in this backend, by more than 0\.1 % plus 0\.050 ms; over the last, [\d.]+ ms of clock_gettime time, the TSC advanced [\d.]+ ms \(disagreements not logged since the last one reported: 1\)\.\n[^\n]*HINT:  [^\n]*fasttime\.clock_source = clock_gettime/,
+		"$setting: the fallback's LOG line says why (DETAIL) and what to do (HINT)");
+	my @again = $log =~ /$again_re/g;
+	my @logged_w = $log =~ /$warning_re/g;
+	ok(@again + @logged_w + @fb <= 3,
+		"$setting: the server log reports at most the 3 disagreements (" . scalar(@logged_w) . ' WARNING, '
+		  . scalar(@again) . ' LOG, ' . scalar(@fb) . ' fallback)');
+}
+
+# ---- a new session is back on the TSC ------------------------------------
+($rc, $out) = ft_sql($node, "SET fasttime.clock_source = tsc;
+	SELECT 'status:' || current_setting('fasttime.clock_source_status');
+	SELECT name || ':' || coalesce(value, '<null>') FROM fasttime_status()
+	 WHERE name IN ('tsc_disagreements', 'tsc_fallback');");
+my %fresh = keyed($out);
+is($fresh{status}, 'tsc', 'a new session is back on the TSC');
+is($fresh{tsc_fallback}, '<null>', 'a new session has not fallen back');
+is($fresh{tsc_disagreements}, '0', 'a new session has counted no disagreement');
+
+# ---- parallel: workers follow their leader -------------------------------
+# The workers do all the scanning (no leader participation), and the
+# clock jumps at the 6th read of each process, which the leader reaches
+# too: every process of each query disagrees.  The first query's may all
+# warn (the leader had seen nothing when its workers started); later
+# workers report to the server log only.  The 3rd disagreeing query runs
+# in a transaction that is rolled back: the fallback, handed to the
+# workers in a setting, must outlive that.
+{
+	my $off = -s $node->logfile;
+	my $sql = "SET fasttime.clock_source = tsc; $par SET parallel_leader_participation = off;
+		$jump SET client_min_messages = debug1;
+		SELECT 'pid:' || pg_backend_pid();\n";
+	my $pquery = "SET fasttime.fault_tick_at = 6;\nEXPLAIN (ANALYZE, COSTS OFF, FORMAT JSON) SELECT count(*) FROM ft;\n";
+	for my $i (1 .. 6)
+	{
+		$sql .= "\\warn q$i\n";
+		$sql .= $i == 3 ? "BEGIN;\n$pquery" . "ROLLBACK;\n" : $pquery;
+	}
+	$sql .= "\\warn end\n";
+	($rc, $out, $err) = ft_sql($node, $sql);
+	is($rc, 0, 'parallel: the session ran') or diag($err);
+	my %v = keyed($out);
+	my %q;
+	for my $part (split /^(?=q\d\n|end\n)/m, $err)
+	{
+		$q{$1} = $part if $part =~ /^(q\d)\n/;
+	}
+	my @launched = $out =~ /"Workers Launched": (\d+)/g;
+	ok(@launched == 6 && !grep({ $_ == 0 } @launched), "parallel: 6 queries, each with workers (@launched)");
+	ok(($q{q1} // '') =~ $warning_re, 'parallel: the first query draws the WARNING');
+	my @later = grep { ($q{$_} // '') =~ $warning_re } qw(q2 q3 q4 q5 q6);
+	is(scalar @later, 0, "parallel: no later query draws a WARNING, not even from its workers (@later)");
+	my $after = join('', map { $q{$_} // '' } qw(q4 q5 q6));
+	my @wtsc = $after =~ /plan nodes timed with the TSC in parallel worker/g;
+	my @wcg = $after =~ /plan nodes on fasttime's wrappers, timer clock_gettime, in parallel worker/g;
+	my @btsc = $after =~ /plan nodes timed with the TSC in backend/g;
+	ok(@wtsc == 0 && @wcg > 0 && @btsc == 0,
+		'parallel: after the fallback (rolled back with its transaction), the leader and its workers time with clock_gettime ('
+		  . scalar(@wcg) . ' worker walks on clock_gettime, ' . scalar(@wtsc) . ' on the TSC)')
+	  or diag($after);
+	my $log = ft_log_since($node, $off);
+	my @fb = lines_of($log, $v{pid}) =~ /$fallback_re/g;
+	is(scalar @fb, 1, 'parallel: the leader logged its fallback once');
+	# (what a worker sends its leader is logged again by the leader: the
+	# lines written by the workers themselves are counted)
+	my @again = $log =~ /parallel worker $again_re\n[^\n]*DETAIL:  [^\n]*in this parallel worker\. [^\n]*Its leader has reported a disagreement to its client already\./g;
+	ok(@again >= 1 && @again <= 4,
+		'parallel: the workers of queries 2 and 3 reported to the server log (' . scalar(@again) . ' LOG lines)');
+	my @warned = $log =~ /parallel worker $warning_re/g;
+	ok(@warned <= 2, 'parallel: only the first query\'s workers warned (' . scalar(@warned) . ')');
+}
+
+# ---- the LOG lines' rate limit -------------------------------------------
+# With the fallback put off (a fault setting), disagreements 2 to 5 come
+# within 10 s of the WARNING and are not logged; the 6th, after 10 s, is,
+# and says 4 were left out; the 7th, at once after it, is not.
+{
+	my $off = -s $node->logfile;
+	my $sql = "SET fasttime.clock_source = tsc; $serial $jump SET fasttime.fault_fallback_after = 100;
+		SELECT 'pid:' || pg_backend_pid();\n"
+	  . ($query x 5)
+	  . "SELECT pg_sleep(10.5);\n"
+	  . ($query x 2)
+	  . "SELECT 'disagreements:' || value FROM fasttime_status() WHERE name = 'tsc_disagreements';
+		SELECT 'status:' || current_setting('fasttime.clock_source_status');";
+	($rc, $out, $err) = ft_sql($node, $sql);
+	is($rc, 0, 'rate limit: the session ran') or diag($err);
+	my %v = keyed($out);
+	is($v{disagreements}, '7', 'rate limit: 7 disagreements counted');
+	is($v{status}, 'tsc', 'rate limit: no fallback before fasttime.fault_fallback_after');
+	my @w = $err =~ /$warning_re/g;
+	is(scalar @w, 1, 'rate limit: one WARNING reached the client');
+	my $log = lines_of(ft_log_since($node, $off), $v{pid});
+	my @again = $log =~ /$again_re/g;
+	is(scalar @again, 1, 'rate limit: one LOG line for the 6 later disagreements') or diag($log);
+	like($log, qr/$again_re\n[^\n]*DETAIL:  Over [\d.]+ ms of clock_gettime time, the TSC advanced [\d.]+ ms\. [^\n]*Disagreements in this backend so far: 6; not logged since the last one logged: 4 \(at most one is logged every 10 s\)\./,
+		'rate limit: the LOG line says how many were not logged since the last');
+	unlike($log, $fallback_re, 'rate limit: no fallback logged');
+}
+
+unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC|server process .* was terminated/,
+	'no backend crashed');
+$node->stop;
+done_testing();
