@@ -19,6 +19,12 @@ WHERE p.proname IN ('fasttime_histogram', 'fasttime_overhead',
 ORDER BY p.proname;
 \x off
 
+-- fasttime_status() measures nothing, for anyone may call it: in this
+-- fresh backend the cost of a tick of profiled timing is not known yet
+-- (fasttime_overhead measures it, below)
+SELECT value IS NULL AS tick_cost_not_measured FROM fasttime_status()
+WHERE name = 'profile_tick_cost_ns';
+
 SELECT value::bool AS tsc_usable FROM fasttime_status()
 WHERE name = 'tsc_usable' \gset
 
@@ -92,6 +98,26 @@ FROM o;
 
 SELECT source, loops > 0 AS measured
 FROM fasttime_overhead(0.05, 'clock_gettime');
+
+-- what a tick of profiled timing costs, on request only (the clock
+-- sources above do not include it): one row with the cost and a verdict,
+-- or no cost and the reason; fasttime_status() shows it from then on
+SELECT source,
+       (ns_per_loop > 0 AND median_ns = round(ns_per_loop)
+        AND verdict ~ '^(fine|caution|bad): a tick of profiled timing costs ')
+       OR (ns_per_loop IS NULL AND median_ns IS NULL AND verdict ~ '^unknown: ')
+         AS cost_or_reason,
+       loops IS NULL AND min_ns IS NULL AND p99_ns IS NULL AND max_ns IS NULL
+         AS only_the_cost
+FROM fasttime_overhead(0.05, 'Profile_Tick');
+SELECT value::float8 >= 0 AS tick_cost_shown,
+       value::float8 = coalesce((SELECT round(ns_per_loop)
+                                 FROM fasttime_overhead(0.05, 'profile_tick')), 0)
+         AS same_as_measured
+FROM fasttime_status() WHERE name = 'profile_tick_cost_ns';
+SELECT count(*) FROM fasttime_overhead(NULL, 'profile_tick');
+SELECT * FROM fasttime_overhead(0, 'profile_tick');
+SELECT count(*) FROM fasttime_histogram(0.05, 'profile_tick');
 
 -- a named TSC source works where the TSC is usable and is refused, with
 -- the reason, where it is not

@@ -397,6 +397,10 @@ DROP TABLE ft_prof_tiny;
 SELECT name, value FROM fasttime_status()
 WHERE name IN ('node_timing', 'profile_interval_ms', 'profile_interval_max_ms', 'profile_after_ms');
 SELECT value::bigint > 0 AS ticked FROM fasttime_status() WHERE name = 'profile_ticks';
+-- what a tick costs: fasttime_status() does not measure it (anyone may
+-- call it), fasttime_overhead(source => 'profile_tick') does
+SELECT value IS NULL AS tick_cost_not_measured FROM fasttime_status() WHERE name = 'profile_tick_cost_ns';
+SELECT count(*) FROM fasttime_overhead(0.05, 'profile_tick');
 SELECT value::float8 >= 0 AS tick_cost_measured FROM fasttime_status() WHERE name = 'profile_tick_cost_ns';
 
 -- bad settings are refused (the messages' wording differs between versions)

@@ -1058,6 +1058,9 @@ ft_prof_spin(int64 iters, volatile uint64 *sink)
 #define FT_PROF_COST_ROUNDS 8
 #define FT_PROF_COST_ROUND_NS 10000000
 
+/* what ft_prof_tick_cost_ns measured in this backend; < 0: not yet */
+static double cost = -1.0;
+
 /*
  * What one tick costs the backend it interrupts, measured once per
  * backend: a fixed piece of CPU work of about 10 ms, run without ticks and
@@ -1073,7 +1076,6 @@ ft_prof_spin(int64 iters, volatile uint64 *sink)
 double
 ft_prof_tick_cost_ns(void)
 {
-	static double cost = -1.0;
 	volatile uint64 sink = 1;
 	int64		iters = 100000;
 	double		est[FT_PROF_COST_ROUNDS];
@@ -1136,6 +1138,20 @@ ft_prof_tick_cost_ns(void)
 	cost = n % 2 ? est[n / 2] : (est[n / 2 - 1] + est[n / 2]) / 2.0;
 	cost = Max(cost, 0.0);
 	return cost;
+}
+
+/*
+ * What ft_prof_tick_cost_ns measured earlier in this backend, without
+ * measuring: false if it has not.  For fasttime_status(), which anyone may
+ * call and must not spin a CPU for 170 ms.
+ */
+bool
+ft_prof_tick_cost_known(double *cost_ns)
+{
+	if (cost < 0.0)
+		return false;
+	*cost_ns = cost;
+	return true;
 }
 
 /*

@@ -193,5 +193,6 @@ extern uint64 ft_prof_backend_deferred(void);
 extern double ft_prof_effective_ticks(const FtProfQuery *q);
 extern double ft_prof_expected_error(double ticks, double share);
 extern double ft_prof_tick_cost_ns(void);
+extern bool ft_prof_tick_cost_known(double *cost_ns);
 
 #endif							/* FASTTIME_PROFILER_H */

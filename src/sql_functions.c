@@ -12,7 +12,9 @@
  * by side.
  *
  *	fasttime_histogram	log2 histogram of the deltas, lowest bucket first
- *	fasttime_overhead	the headline: cost per read and a verdict
+ *	fasttime_overhead	the headline: cost per read and a verdict; with
+ *						source 'profile_tick', what a tick of profiled
+ *						timing costs instead
  *	fasttime_status		the cached facts and decisions (measures nothing)
  *	fasttime_drift		TSC against clock_gettime over one interval
  *
@@ -87,6 +89,16 @@ PG_FUNCTION_INFO_V1(fasttime_drift);
 /* the guideline from the pg_test_timing discussion, ns per read */
 #define FT_FINE_NS_PER_READ		50.0
 #define FT_BAD_NS_PER_READ		500.0
+
+/*
+ * fasttime_overhead's source for the cost of a tick of profiled timing
+ * (not a clock: fasttime_histogram does not know it), and the shares of a
+ * profiled run's CPU time, at fasttime.profile_interval, under which the
+ * ticks are fine and over which they are bad.
+ */
+#define FT_TICK_SOURCE			"profile_tick"
+#define FT_FINE_TICK_SHARE		0.02
+#define FT_BAD_TICK_SHARE		0.10
 
 /* Clock sources, as named in the functions' source argument. */
 typedef enum FtSource
@@ -534,13 +546,89 @@ ft_overhead_row(ReturnSetInfo *rsinfo, FtSource source,
 }
 
 /*
+ * The verdict on profiled timing's ticks, like ft_verdict's on a clock:
+ * what share of a profiled run's CPU time the ticks take at the current
+ * fasttime.profile_interval (less once they lengthen in a long run).
+ */
+static char *
+ft_tick_verdict(double cost_ns)
+{
+	double		share = cost_ns / (ft_profile_interval_ms * 1e6);
+	const char *grade = share < FT_FINE_TICK_SHARE ? "fine" :
+		share <= FT_BAD_TICK_SHARE ? "caution" : "bad";
+	const char *advice = share < FT_FINE_TICK_SHARE ? "" :
+		"; a longer fasttime.profile_interval takes fewer ticks";
+
+	if (ft_profile_interval_max_ms > ft_profile_interval_ms)
+		return psprintf("%s: a tick of profiled timing costs %.0f ns of CPU time, %.1f %% of a profiled run at fasttime.profile_interval = %d ms (less once the ticks lengthen toward fasttime.profile_interval_max = %d ms)%s",
+						grade, cost_ns, 100.0 * share,
+						ft_profile_interval_ms, ft_profile_interval_max_ms,
+						advice);
+	return psprintf("%s: a tick of profiled timing costs %.0f ns of CPU time, %.1f %% of a profiled run at fasttime.profile_interval = %d ms%s",
+					grade, cost_ns, 100.0 * share,
+					ft_profile_interval_ms, advice);
+}
+
+/*
+ * fasttime_overhead's row for source 'profile_tick': what one tick of
+ * profiled timing costs the backend it interrupts, in CPU time.  It is
+ * measured once per backend, in about 170 ms whatever the duration, by
+ * the measurement fasttime_status() used to run on its first call (see
+ * ft_prof_tick_cost_ns), and kept: fasttime_status() shows it from then
+ * on.  Only ns_per_loop and median_ns have a value (the cost is the
+ * median of eight estimates, each over many ticks); nothing is measured
+ * inside a profiled run of this backend, whose own ticks would be counted.
+ */
+static void
+ft_tick_row(ReturnSetInfo *rsinfo)
+{
+	Datum		values[8];
+	bool		nulls[8];
+	double		cost_ns;
+
+	for (int i = 0; i < 8; i++)
+		nulls[i] = true;
+	values[0] = CStringGetTextDatum(FT_TICK_SOURCE);
+	nulls[0] = false;
+	(void) ft_prof_tick_cost_ns();
+	if (!ft_prof_tick_cost_known(&cost_ns))
+		values[7] = CStringGetTextDatum("unknown: a tick's cost cannot be measured while profiled timing runs in this backend");
+	else if (cost_ns <= 0 && !ft_prof_available())
+		values[7] = CStringGetTextDatum("unknown: profiled timing has no timeout slot for its tick in this backend, so it times plan nodes exactly");
+	else if (cost_ns <= 0)
+		values[7] = CStringGetTextDatum("unknown: the measurement found no cost of a tick (no tick landed, or its cost was lost in the noise)");
+	else
+	{
+		values[2] = Float8GetDatum(cost_ns);
+		nulls[2] = false;
+		values[4] = Int64GetDatum((int64) rint(cost_ns));
+		nulls[4] = false;
+		values[7] = CStringGetTextDatum(ft_tick_verdict(cost_ns));
+	}
+	nulls[7] = false;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
  * fasttime_overhead(duration, source): the headline of pg_test_timing, a
  * row per source, for a DBA deciding whether per-node timing is
- * affordable here.
+ * affordable here.  Source 'profile_tick' asks instead what profiled
+ * timing's ticks cost (ft_tick_row); the duration is checked as for any
+ * source, and a NULL one gives no row, but it does not apply.
  */
 Datum
 fasttime_overhead(PG_FUNCTION_ARGS)
 {
+	double		duration;
+
+	if (!PG_ARGISNULL(1) &&
+		pg_strcasecmp(text_to_cstring(PG_GETARG_TEXT_PP(1)), FT_TICK_SOURCE) == 0)
+	{
+		InitMaterializedSRF(fcinfo, 0);
+		if (ft_get_duration(fcinfo, 0, &duration))
+			ft_tick_row((ReturnSetInfo *) fcinfo->resultinfo);
+		PG_RETURN_VOID();
+	}
 	ft_measure_sources(fcinfo, ft_overhead_row);
 	PG_RETURN_VOID();
 }
@@ -577,7 +665,9 @@ ft_status_bool(bool b)
  * fasttime_status(): everything fasttime knows and decided, one fact a
  * row, so a DBA without a shell can see why timing is what it is.  It
  * reports the cached facts (detecting them the first time, if the library
- * was not preloaded) and measures nothing, so it is safe for PUBLIC.
+ * was not preloaded) and measures nothing, so it is safe for PUBLIC: the
+ * cost of a profiled timing tick is shown once fasttime_overhead(source
+ * => 'profile_tick') has measured it in this backend, NULL before.
  */
 Datum
 fasttime_status(PG_FUNCTION_ARGS)
@@ -587,6 +677,7 @@ fasttime_status(PG_FUNCTION_ARGS)
 	FtClockSetting setting = (FtClockSetting) ft_clock_setting;
 	char		why[256];
 	bool		usable = ft_tsc_usable(f, why, sizeof(why));
+	double		tick_cost_ns;
 
 	InitMaterializedSRF(fcinfo, 0);
 
@@ -687,7 +778,9 @@ fasttime_status(PG_FUNCTION_ARGS)
 				  psprintf(INT64_FORMAT, ft_node_timing_stats.prof_declined));
 	ft_status_row(rsinfo, "profile_ticks_waited",
 				  psprintf(UINT64_FORMAT, ft_prof_backend_deferred()));
-	ft_status_row(rsinfo, "profile_tick_cost_ns", psprintf("%.0f", ft_prof_tick_cost_ns()));
+	ft_status_row(rsinfo, "profile_tick_cost_ns",
+				  ft_prof_tick_cost_known(&tick_cost_ns) ?
+				  psprintf("%.0f", tick_cost_ns) : NULL);
 	ft_status_row(rsinfo, "wrapper_vector_code", ft_wrappers_isa());
 	ft_status_row(rsinfo, "wrapper_vector_reason", ft_wrappers_isa_reason());
 #ifdef FASTTIME_FAULT_INJECTION
