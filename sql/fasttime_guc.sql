@@ -7,9 +7,6 @@
 -- status says tsc; otherwise it is refused with SQLSTATE 0A000.
 --
 
--- try_tsc's fallback NOTICE would depend on the machine
-SET client_min_messages = warning;
-
 -- try a setting, report the outcome in a machine-independent way
 CREATE FUNCTION try_source(src text) RETURNS text
 LANGUAGE plpgsql AS $$
@@ -109,6 +106,15 @@ SELECT try_source('auto') = 'status=clock_gettime' OR try_source('tsc') = 'statu
 SET fasttime.clock_source = clock_gettime;
 SELECT try_source('tsc') = 'status=tsc'
        OR current_setting('fasttime.clock_source') = 'clock_gettime' AS refusal_keeps_old_value;
+
+-- a function's SET clause runs the setting's check at every call: it
+-- says nothing, whether the TSC is usable or not (SHOW and
+-- fasttime_status() say what try_tsc fell back to)
+CREATE FUNCTION timed_try_tsc() RETURNS boolean LANGUAGE sql
+  SET fasttime.clock_source = try_tsc
+  AS $$SELECT current_setting('fasttime.clock_source_status') IN ('tsc', 'clock_gettime')$$;
+SELECT timed_try_tsc(), timed_try_tsc(), timed_try_tsc();
+DROP FUNCTION timed_try_tsc();
 
 -- SET LOCAL and RESET behave like any setting
 BEGIN;

@@ -153,6 +153,17 @@ ft_get_facts(void)
 }
 
 /*
+ * Whether this process has its facts already, so that asking for them
+ * costs nothing: the check of fasttime.clock_source must not calibrate
+ * where it runs on every call of a function.
+ */
+bool
+ft_facts_detected(void)
+{
+	return ft_facts.detected;
+}
+
+/*
  * Read the kernel's current clocksource again if a second has passed
  * since the last read, and take every decision afresh if it changed.
  * Called whenever a decision is asked for, which is at the start of each

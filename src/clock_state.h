@@ -25,6 +25,7 @@ extern bool ft_publishing_facts;	/* ft_publish_facts or
 extern FtTickConv ft_conv;		/* TSC conversion in use by the node wrappers */
 
 extern const FtClockFacts *ft_get_facts(void);
+extern bool ft_facts_detected(void);
 extern const FtDecision *ft_get_decision(FtClockSetting setting);
 extern FtClockChoice ft_effective_choice(void);
 extern void ft_publish_facts(void);

@@ -18,6 +18,7 @@
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
+#include "utils/snapmgr.h"
 
 #include "clock_state.h"
 #include "explain_option.h"
@@ -33,9 +34,6 @@ static char *ft_status_value = NULL;	/* fasttime.clock_source_status */
 /* set by the check hook when postgresql.conf asks for an unusable tsc */
 static char ft_startup_refusal[sizeof(((FtDecision *) 0)->reason)];
 static GucSource ft_startup_refusal_source;
-
-/* the try_tsc fallback NOTICE has been given in this session */
-static bool ft_try_tsc_noticed = false;
 
 static const struct config_enum_entry clock_source_options[] = {
 	{"auto", FT_SETTING_AUTO, false},
@@ -68,59 +66,73 @@ void		_PG_init(void);
 
 /*
  * fasttime.clock_source: refuse "tsc" where the TSC is not usable, with
- * the failed condition in the DETAIL.  Only "tsc" can be refused, and only
- * an interactive "try_tsc" reports its fallback, so nothing else needs the
- * facts: loading the library (which checks the default, auto) does not
- * measure anything.  Parallel workers accept whatever their leader had,
- * since the leader already checked it.
+ * the failed condition in the DETAIL.  Only "tsc" can be refused; the
+ * other values are accepted as they are, and where try_tsc (or auto)
+ * falls back to clock_gettime, SHOW fasttime.clock_source_status and
+ * fasttime_status() say so and why, as often as anyone asks: this hook
+ * reports nothing itself.
  *
- * The try_tsc NOTICE is given once per session: a function declared with
- * SET fasttime.clock_source = try_tsc runs this hook on every call, and
- * the same NOTICE each time says nothing new (fasttime_status() keeps
- * saying it).
+ * A check hook runs wherever the value is set, and that includes every
+ * call of a function declared with SET fasttime.clock_source = ...: it
+ * must cost next to nothing and say nothing (a NOTICE there would reach
+ * the application on every call, or once per session, with nothing new
+ * in it).  Refusing "tsc" needs the facts, which are cheap to consult once
+ * detected -- always where fasttime is preloaded, since the postmaster
+ * detects them before defining this setting -- but cost a calibration of
+ * up to ~100 ms to detect.  So the facts are consulted when they are
+ * already known, and detected only where a DBA expects the answer at once
+ * and a pause once per backend is acceptable:
+ *
+ *	- at server start with fasttime preloaded (postgresql.conf, ALTER
+ *	  SYSTEM, the command line): a "tsc" the machine cannot honour stops
+ *	  the server, as huge_pages = on does without huge pages;
+ *	- a SET statement of its own (PGC_S_SESSION with no query running: no
+ *	  snapshot is active), typed by someone who wants to hear now that the
+ *	  TSC is not usable, not at the first EXPLAIN ANALYZE;
+ *	- DDL that stores the value (CREATE FUNCTION ... SET, ALTER ROLE or
+ *	  DATABASE ... SET: PGC_S_TEST), so that a value that would be refused
+ *	  at every use is refused when it is written.
+ *
+ * Elsewhere -- a function's SET clause at each call, set_config() inside
+ * a query, a value from the configuration applied when the library is
+ * loaded into a backend -- a "tsc" that the facts, not detected yet, cannot
+ * confirm is accepted unchecked: the first query that would time its
+ * nodes with the TSC then detects them, finds "tsc" unusable and times
+ * with clock_gettime, and SHOW fasttime.clock_source_status,
+ * fasttime_status() and EXPLAIN (CLOCK_SOURCE) say why.
+ *
+ * Parallel workers accept whatever their leader had, since the leader
+ * already checked it (a refusal in a worker would fail the whole query).
  */
 static bool
 check_clock_source(int *newval, void **extra, GucSource source)
 {
 	const FtDecision *d;
 
-	if (InitializingParallelWorker)
+	if (*newval != FT_SETTING_TSC ||
+		IsParallelWorker() || InitializingParallelWorker)
+		return true;
+	if (!ft_facts_detected() &&
+		!process_shared_preload_libraries_in_progress &&
+		source != PGC_S_TEST &&
+		!(source == PGC_S_SESSION && !ActiveSnapshotSet()))
 		return true;
 
-	if (*newval == FT_SETTING_TSC)
+	d = ft_get_decision(FT_SETTING_TSC);
+	if (d->refused)
 	{
-		d = ft_get_decision(FT_SETTING_TSC);
-		if (d->refused)
+		if (process_shared_preload_libraries_in_progress)
 		{
-			if (process_shared_preload_libraries_in_progress)
-			{
-				strlcpy(ft_startup_refusal, d->reason,
-						sizeof(ft_startup_refusal));
-				ft_startup_refusal_source = source;
-			}
-			GUC_check_errcode(ERRCODE_FEATURE_NOT_SUPPORTED);
-			GUC_check_errmsg("fasttime.clock_source cannot be \"tsc\" on this machine");
-			GUC_check_errdetail("%s", ft_sentence(d->reason));
-			GUC_check_errhint("Use \"try_tsc\" to use the %s only where it is usable, or \"auto\".",
-							  ft_counter_name(ft_get_facts()));
-			return false;
+			strlcpy(ft_startup_refusal, d->reason,
+					sizeof(ft_startup_refusal));
+			ft_startup_refusal_source = source;
 		}
-	}
-	else if (*newval == FT_SETTING_TRY_TSC && source >= PGC_S_INTERACTIVE &&
-			 !ft_try_tsc_noticed)
-	{
-		char		why[256];
-
-		d = ft_get_decision(FT_SETTING_TRY_TSC);
-		if (d->choice != FT_CHOICE_TSC &&
-			!ft_tsc_usable(ft_get_facts(), why, sizeof(why)))
-		{
-			ft_try_tsc_noticed = true;
-			ereport(NOTICE,
-					(errmsg("fasttime.clock_source \"try_tsc\" falls back to clock_gettime"),
-					 errdetail("The %s is not usable: %s.",
-							   ft_counter_name(ft_get_facts()), why)));
-		}
+		GUC_check_errcode(ERRCODE_FEATURE_NOT_SUPPORTED);
+		GUC_check_errmsg("fasttime.clock_source cannot be \"tsc\" on this machine");
+		GUC_check_errdetail("%s", ft_sentence(d->reason));
+		GUC_check_errhint("Use \"try_tsc\" to use the %s only where it is usable, or \"auto\".",
+						  ft_counter_name(ft_get_facts()));
+		return false;
 	}
 	return true;
 }

@@ -2,7 +2,9 @@
 # (and session_preload_libraries) works, and its parallel workers, which
 # load the library themselves, adopt their leader's clock facts instead of
 # measuring again: the leader logs "clock facts detected" once, each worker
-# "adopted its leader's clock facts", and no worker ever detects.
+# "adopted its leader's clock facts", and no worker ever detects.  The
+# check of fasttime.clock_source in a function's SET clause measures
+# nothing.
 use strict;
 use warnings;
 use FindBin;
@@ -33,7 +35,34 @@ my $adopt_re = qr/fasttime: parallel worker adopted its leader's clock facts/;
 is($rc, 0, 'LOAD fasttime and SET fasttime.clock_source') or diag($err);
 my $status = (split /\n/, $out)[-1] // '';
 my @d = $err =~ /$detect_re/g;
-is(scalar @d, 1, "facts detected once, on first need (here SET try_tsc) (@d ms)");
+is(scalar @d, 1, "facts detected once, on first need (here SHOW clock_source_status) (@d ms)");
+
+# ---- the setting's check neither calibrates nor talks --------------------
+# A function's SET clause runs fasttime.clock_source's check at every call:
+# with the facts not detected yet (not preloaded), "tsc" is accepted
+# without calibrating, and "try_tsc" draws no NOTICE.  A SET statement of
+# its own does detect them, to refuse an unusable "tsc" at once.  (The
+# functions are created before fasttime is loaded, so that creating them
+# checks nothing either.)
+ft_sql($node, q{
+	CREATE FUNCTION f_tsc() RETURNS int LANGUAGE sql
+	  SET fasttime.clock_source = tsc AS 'SELECT 1';
+	CREATE FUNCTION f_try() RETURNS int LANGUAGE sql
+	  SET fasttime.clock_source = try_tsc AS 'SELECT 1';
+});
+($rc, $out, $err) = ft_sql($node, "SET client_min_messages = debug1; LOAD 'fasttime';
+	SELECT f_tsc(); SELECT f_tsc(); SELECT f_try(); SELECT f_try(); SELECT f_tsc();");
+is($rc, 0, 'functions with SET fasttime.clock_source = tsc / try_tsc run after LOAD') or diag($err);
+@d = $err =~ /$detect_re/g;
+is(scalar @d, 0, 'their SET clauses do not detect the facts (no calibration)');
+unlike($err, qr/NOTICE|WARNING/, 'their SET clauses draw no NOTICE');
+($rc, $out, $err) = ft_sql($node, "SET client_min_messages = debug1; LOAD 'fasttime';
+	SELECT f_try(); SET fasttime.clock_source = tsc;");
+@d = $err =~ /$detect_re/g;
+ok(@d == 1 && ($rc == 0 || $err =~ /cannot be "tsc" on this machine/),
+	'an interactive SET fasttime.clock_source = tsc detects the facts, to refuse it at once if need be')
+  or diag($err);
+ft_sql($node, 'DROP FUNCTION f_tsc(); DROP FUNCTION f_try();');
 if ($status ne 'tsc')
 {
 	note("TSC not usable here ($status): the rest needs it");
