@@ -49,6 +49,7 @@ char	   *ft_leader_facts = NULL;
 char	   *ft_leader_clock_check = NULL;
 bool		ft_publishing_facts = false;
 FtTickConv	ft_conv;
+bool		ft_clock_fell_back = false;
 
 static FtClockFacts ft_facts;
 static FtDecision ft_decisions[4];
@@ -350,7 +351,7 @@ ft_effective_choice(void)
 
 	if (ft_clock_setting == FT_SETTING_CLOCK_GETTIME)
 		return FT_CHOICE_CLOCK_GETTIME;
-	if (unlikely(ft_fallback_reason[0] != '\0'))
+	if (unlikely(ft_clock_fell_back))
 	{
 		ft_publish_clock_check();
 		return FT_CHOICE_CLOCK_GETTIME;
@@ -386,6 +387,7 @@ ft_clock_fall_back(const char *why)
 	snprintf(ft_fallback_reason, sizeof(ft_fallback_reason),
 			 "this backend fell back to clock_gettime for the rest of its life: %s",
 			 why);
+	ft_clock_fell_back = true;
 	ereport(LOG,
 			(errmsg("this backend times plan nodes with clock_gettime from now on, whatever fasttime.clock_source says"),
 			 errdetail("%s", ft_sentence(why)),
@@ -490,6 +492,7 @@ ft_adopt_leader_clock_check(const char *value)
 		ft_backend_disagreed = true;
 		/* the leader's reason, as it reads there */
 		strlcpy(ft_fallback_reason, value + prefix, sizeof(ft_fallback_reason));
+		ft_clock_fell_back = ft_fallback_reason[0] != '\0';
 	}
 	else if (strcmp(value, FT_CHECK_DISAGREED) == 0)
 		ft_backend_disagreed = true;

@@ -23,6 +23,7 @@ extern bool ft_publishing_facts;	/* ft_publish_facts or
 									 * one of them */
 
 extern FtTickConv ft_conv;		/* TSC conversion in use by the node wrappers */
+extern bool ft_clock_fell_back;	/* this process gave the TSC up for good */
 
 extern const FtClockFacts *ft_get_facts(void);
 extern bool ft_facts_detected(void);

@@ -315,7 +315,9 @@ ft_open_query_notes(void)
  * server's own clock) is for the next top-level query.  A statement of a
  * PL/pgSQL loop thus asks nothing; the kernel switching clocksource is
  * still seen within a second by every new top-level query, and a TSC that
- * stops agreeing with clock_gettime meanwhile by the clock cross-check.
+ * stops agreeing with clock_gettime meanwhile by the clock cross-check,
+ * whose fallback (ft_clock_fall_back) takes effect at the next query,
+ * nested or not.
  */
 static FtClockChoice
 query_clock_choice(void)
@@ -324,7 +326,8 @@ query_clock_choice(void)
 	static int	kept_setting;
 	static FtClockChoice kept_choice;
 
-	if (n_query_clocks == 0 || !kept || kept_setting != ft_clock_setting)
+	if (n_query_clocks == 0 || !kept || kept_setting != ft_clock_setting ||
+		(kept_choice == FT_CHOICE_TSC && ft_clock_fell_back))
 	{
 		kept_choice = ft_effective_choice();
 		kept_setting = ft_clock_setting;

@@ -120,6 +120,59 @@ for my $setting ('tsc', 'try_tsc', 'auto')
 		  . scalar(@again) . ' LOG, ' . scalar(@fb) . ' fallback)');
 }
 
+# ---- nested statements: the fallback takes effect at once ----------------
+# Under auto_explain with nested statements, each statement of a PL/pgSQL
+# loop is a query of its own, timed and compared; the clock jumps back and
+# forth by an hour inside each (switching the mode re-arms the fault, from
+# a PL/pgSQL assignment, which is no query).  The 3rd disagreement makes
+# the backend fall back, and the statements after it, within the same
+# top-level statement, are timed with clock_gettime.  (The top-level
+# statement itself was timed with the TSC from before the fallback, and
+# its own comparison spans the jumps: a 4th disagreement, its own.)
+{
+	my $off = -s $node->logfile;
+	($rc, $out, $err) = ft_sql($node, q{
+		CREATE FUNCTION nested_jumps(n int) RETURNS bigint LANGUAGE plpgsql AS $$
+		DECLARE
+			r bigint;
+			t bigint := 0;
+			dummy text;
+		BEGIN
+			FOR k IN 1..n LOOP
+				dummy := set_config('fasttime.fault_tick_mode',
+									CASE WHEN k % 2 = 1 THEN 'jump_back' ELSE 'jump_forward' END, false);
+				SELECT count(*) INTO r FROM ft;
+				t := t + r;
+			END LOOP;
+			RETURN t;
+		END $$;
+		SET fasttime.clock_source = tsc; SET max_parallel_workers_per_gather = 0;
+		SET fasttime.fault_tick_amount_ns = 3.6e12; SET fasttime.fault_tick_at = 3;
+		LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;
+		SET auto_explain.log_analyze = on; SET auto_explain.log_nested_statements = on;
+		SELECT 'pid:' || pg_backend_pid();
+		SELECT 'sum:' || nested_jumps(6);
+		SELECT name || ':' || coalesce(value, '<null>') FROM fasttime_status()
+		 WHERE name IN ('tsc_disagreements', 'tsc_timed_queries');
+		SELECT 'status:' || current_setting('fasttime.clock_source_status');
+		DROP FUNCTION nested_jumps(int);
+	});
+	is($rc, 0, 'nested: the session ran') or diag($err);
+	my %v = keyed($out);
+	is($v{sum}, '360000', 'nested: the loop ran its 6 statements');
+	# (auto_explain times every statement: the one reading the pid too)
+	is($v{tsc_timed_queries}, '5', 'nested: the pid query, the top-level statement and 3 nested ones timed with the TSC, the 3 after the fallback not')
+	  or diag($err);
+	ok($v{tsc_disagreements} eq '3' || $v{tsc_disagreements} eq '4',
+		"nested: no disagreement after the fallback but the top-level statement's ($v{tsc_disagreements})");
+	is($v{status}, 'clock_gettime', 'nested: fallen back');
+	my @w = $err =~ /$warning_re/g;
+	is(scalar @w, 1, 'nested: one WARNING reached the client');
+	my $log = lines_of(ft_log_since($node, $off), $v{pid});
+	my @fb = $log =~ /$fallback_re/g;
+	is(scalar @fb, 1, 'nested: the fallback is logged once');
+}
+
 # ---- a new session is back on the TSC ------------------------------------
 ($rc, $out) = ft_sql($node, "SET fasttime.clock_source = tsc;
 	SELECT 'status:' || current_setting('fasttime.clock_source_status');
