@@ -27,8 +27,8 @@ fi
 export PG_CONFIG
 
 stages=(test/stage_build.sh test/stage_unit.sh test/stage_regress.sh
-		test/stage_tap.sh test/stage_load.sh test/stage_sanitize.sh
-		test/stage_pgregress.sh)
+		test/stage_docs.sh test/stage_tap.sh test/stage_load.sh
+		test/stage_sanitize.sh test/stage_pgregress.sh)
 
 total_pass=0
 total_fail=0
