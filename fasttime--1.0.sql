@@ -27,6 +27,16 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 60;
 COMMENT ON FUNCTION fasttime_histogram(float8, text) IS
 'pg_test_timing histogram of consecutive clock reads, per clock source, lowest bucket first';
 
+--
+-- The cost of one read of each clock source: clock_gettime (stock
+-- PostgreSQL's clock), tsc (plain RDTSC; on aarch64 MRS CNTVCT_EL0) and
+-- tsc_ordered (RDTSCP where the CPU has it, else LFENCE;RDTSC; on aarch64
+-- ISB;MRS).  Exact node timing reads LFENCE;RDTSC by default, so on a CPU
+-- with RDTSCP tsc_ordered is a read of the same kind, not the same
+-- instructions (docs/sql-functions.md).  source =>
+-- 'profile_tick' instead measures what one tick of profiled timing costs
+-- the backend, in CPU time (measured once per backend, then kept).
+--
 CREATE FUNCTION fasttime_overhead(
 	duration float8 DEFAULT 1,
 	source text DEFAULT NULL)
@@ -45,6 +55,10 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 3;
 COMMENT ON FUNCTION fasttime_overhead(float8, text) IS
 'cost of one clock read per clock source, and whether per-node timing is affordable';
 
+--
+-- What fasttime found on this machine and chose, one name/value row per
+-- fact (docs/sql-functions.md lists every row).  It measures nothing.
+--
 CREATE FUNCTION fasttime_status()
 RETURNS TABLE (
 	name text,

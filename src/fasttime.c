@@ -380,10 +380,11 @@ _PG_init(void)
 
 	DefineCustomEnumVariable("fasttime.ordered_reads",
 							 "Which TSC reads of node timing wait for earlier work: off, start or on (both).",
-							 "on (the default) reads the TSC in order (LFENCE;RDTSC) at both ends "
-							 "of a call: judged by ground truth (bench/truth.sh), plain reads let "
-							 "the latency of a call's cache misses land on its parent or on itself "
-							 "from run to run; off and start cost a few nanoseconds less a call.",
+							 "on (the default) orders both reads of a call (LFENCE;RDTSC), so the "
+							 "latency of a call's cache misses stays on the node that made them; "
+							 "off reads without waiting, which is cheaper but can move that "
+							 "latency to the parent; start orders only the read at a call's "
+							 "start.  Profiled timing's exact calls always read in order.",
 							 &ft_ordered_reads,
 							 FT_READS_BOTH,
 							 ordered_reads_options,
@@ -412,8 +413,9 @@ _PG_init(void)
 
 	DefineCustomIntVariable("fasttime.profile_interval",
 							"Milliseconds between the ticks of profiled node timing.",
-							"Each tick costs a timer signal (about 11 microseconds on a "
-							"virtual machine); fewer ticks mean a larger statistical error on "
+							"Each tick is a timer signal, whose cost on this machine "
+							"fasttime_overhead(source => 'profile_tick') measures; a longer "
+							"interval takes fewer ticks and gives a larger statistical error on "
 							"nodes that hold a small share of the time.",
 							&ft_profile_interval_ms,
 							1,
@@ -442,7 +444,10 @@ _PG_init(void)
 
 	DefineCustomIntVariable("fasttime.profile_after",
 							"Milliseconds of exact node timing before profiled timing takes over.",
-							"Runs shorter than this keep exact node times.",
+							"Runs shorter than this keep exact node times, and a plan whose "
+							"estimated node calls are too few for profiled timing to pay is "
+							"timed exactly throughout; 0 profiles every plan from the first "
+							"tick.",
 							&ft_profile_after_ms,
 							20,
 							0,

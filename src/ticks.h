@@ -4,11 +4,15 @@
  *	  Reading the clocks fasttime knows about, and converting counter
  *	  ticks to nanoseconds.
  *
- * The counter is the TSC on x86-64 (RDTSC; ordered: RDTSCP, or
- * LFENCE;RDTSC) and the architected generic timer's virtual count on
- * aarch64 (MRS CNTVCT_EL0; ordered: ISB;MRS, the ISB making the read wait
- * for every earlier instruction, as the architecture documents for
- * CNTVCT_EL0 reads that must not be hoisted).  Most of fasttime says
+ * The counter is the TSC on x86-64 (RDTSC; ordered: LFENCE;RDTSC, or
+ * RDTSCP) and the architected generic timer's virtual count on aarch64
+ * (MRS CNTVCT_EL0; ordered: ISB;MRS, the ISB making the read wait for
+ * every earlier instruction, as the architecture documents for CNTVCT_EL0
+ * reads that must not be hoisted).  The node wrappers' ordered read is
+ * LFENCE;RDTSC (ft_node_ticks_ordered()); RDTSCP is read only by the
+ * calibration, the measured cost of an ordered read (ns_per_read_tsc_ordered)
+ * and fasttime_overhead()'s tsc_ordered source, on CPUs that have it.
+ * Most of fasttime says
  * "TSC" in its identifiers for either; what users read names the clock of
  * the architecture (see ft_counter_name()).
  *
@@ -185,10 +189,14 @@ ft_ticks_to_ns(const FtTickConv *conv, int64_t delta)
 }
 
 /*
- * Plain RDTSC: not ordered with respect to surrounding instructions.  This
- * is what the node wrapper uses; out-of-order slop of a few cycles is far
- * below the resolution anyone reads EXPLAIN output at, and the ordered
- * variants cost several times more per read.
+ * Plain RDTSC: not ordered with respect to surrounding instructions, so it
+ * can be taken while a load issued before it is still waiting on memory.
+ * The node wrappers read it only where fasttime.ordered_reads asks for
+ * plain reads (off: both reads of a call; start: the read at a call's
+ * end); by default (on) they read ft_read_tsc_lfence() at both ends, so
+ * that the latency of a call's cache misses is not paid after its read and
+ * credited to its parent.  Also read by the tick of profiled timing, the
+ * clock cross-check's stamps and fasttime_overhead()'s tsc source.
  */
 static inline uint64_t
 ft_read_tsc(void)
@@ -277,11 +285,11 @@ ft_read_tsc_rdtscp(void)
 }
 
 /*
- * The reads the node wrappers do: plain, and ordered (exact timing with
- * fasttime.ordered_reads).  A
- * fault-injection build (compiled with
- * -DFASTTIME_FAULT_INJECTION, never a normal build) routes it through a
- * replaceable source so tests can make the TSC jump or crawl.
+ * The reads the node wrappers do: plain, and ordered (LFENCE;RDTSC; which
+ * of a call's two reads are ordered is fasttime.ordered_reads, default
+ * both).  A fault-injection build (compiled with -DFASTTIME_FAULT_INJECTION,
+ * never a normal build) routes them through a replaceable source so tests
+ * can make the TSC jump or crawl.
  */
 #ifdef FASTTIME_FAULT_INJECTION
 extern uint64_t ft_fault_read_tsc(void);
