@@ -291,7 +291,10 @@ def check_static(root, rep):
                 name = m.group(1)
                 if name in NOT_SETTINGS:
                     continue
-                if "fasttime." + name not in defined:
+                if name.endswith("_"):          # a family: fasttime.fault_*
+                    if not any(d.startswith("fasttime." + name) for d in defined):
+                        unknown.add("line %d: fasttime.%s*" % (n, name))
+                elif "fasttime." + name not in defined:
                     unknown.add("line %d: fasttime.%s" % (n, name))
         rep.check(not unknown, "%s: every fasttime.* setting it names is defined in src/" % rel,
                   "\n".join(sorted(unknown)))
@@ -489,17 +492,17 @@ def check_settings(root, facts, rep):
         bad = []
         # in prose and in code: fasttime.x = v, SET fasttime.x TO v
         for n, line in enumerate(text.split("\n"), 1):
-            for m in re.finditer(r"(#?)\s*\bfasttime\.([a-z0-9_]+)`?\s*(?:=|\bTO\b)\s*`?('[^']*'|[A-Za-z0-9_.]+(?: ?ms\b)?)",
+            for m in re.finditer(r"(?<!PARAMETER )\bfasttime\.([a-z0-9_]+)`?\s*(?:=|\bTO\b)\s*`?('[^']*'|[A-Za-z0-9_.]+(?: ?ms\b)?)",
                                  line):
-                name = "fasttime." + m.group(2)
+                name = "fasttime." + m.group(1)
                 if name not in every or name.startswith("fasttime.fault_"):
                     continue
                 g = every[name]
                 if g["context"] == "internal":
                     continue
-                value = m.group(3)
-                if value.upper() in ("DEFAULT", "N") or value.startswith("N"):
-                    continue
+                value = m.group(2)
+                if value.upper() == "DEFAULT" or re.match(r"^[A-Z]$", value):
+                    continue        # SET ... TO DEFAULT; a placeholder (X, N)
                 if not value_ok(g, value):
                     bad.append("line %d: %s = %s is not a value it accepts" % (n, name, value))
         for _, block in code_blocks(text):
