@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Install what fasttime needs, build and install it, and show it working on
-# a throwaway cluster that is removed afterwards.
+# A demo, for a scratch machine only: installs PostgreSQL 15 and build
+# tools with apt-get (Debian's postgresql-15 package creates and starts a
+# cluster of its own), builds fasttime and installs it into that
+# PostgreSQL as root, and shows it working on a throwaway cluster that is
+# removed afterwards.  Do not run it on a database host: to install
+# fasttime there, see the README (Debian package or make install).
 #
 #   sudo ./demo.sh                         # Debian/Ubuntu, PostgreSQL 15
 #   sudo PG_CONFIG=/path/to/pg_config ./demo.sh   # another installation
@@ -10,6 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+echo "== fasttime demo: for a scratch machine, not a database host (see README.md)"
 if [ -z "${PG_CONFIG:-}" ]; then
 	if command -v apt-get >/dev/null; then
 		echo "== installing PostgreSQL 15 and build tools (apt-get)"
@@ -55,11 +60,11 @@ EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) SELECT count(*) FROM demo;
 \echo -- stock timing: clock_gettime() twice per row
 SET fasttime.clock_source = clock_gettime;
 EXPLAIN (ANALYZE, COSTS OFF) SELECT count(*) FROM demo;
-\echo -- fasttime: RDTSC twice per row (try_tsc falls back to clock_gettime where the TSC is not usable)
+\echo -- fasttime: two ordered TSC reads per row (try_tsc falls back to clock_gettime where the TSC is not usable)
 SET fasttime.clock_source = try_tsc;
 SHOW fasttime.clock_source_status;
 EXPLAIN (ANALYZE, COSTS OFF) SELECT count(*) FROM demo;
-\echo -- fasttime profiled: exact for 20 ms, then each 1 ms tick credits the nodes running (rows exact)
+\echo -- fasttime profiled: exact for 20 ms, then each tick (1 ms, lengthening) credits the nodes running (rows exact)
 SET fasttime.node_timing = profile;
 EXPLAIN (ANALYZE, COSTS OFF) SELECT count(*) FROM demo;
 SQL
