@@ -27,7 +27,7 @@ if ! ft_cluster_start "$dir" "$port"; then
 fi
 python3 test/check_docs.py --facts-sql >"$dir/facts.sql"
 chmod a+r "$dir/facts.sql"
-if ! ft_psql "$dir" "$port" -At -F $'\t' -f "$dir/facts.sql" >"$dir/facts.tsv" 2>"$dir/facts.err"; then
+if ! ft_psql "$dir" "$port" -qAt -F $'\t' -f "$dir/facts.sql" >"$dir/facts.tsv" 2>"$dir/facts.err"; then
 	cat "$dir/facts.err"
 	echo "not ok - reading the facts from the server"
 	echo "STAGE_RESULT docs 0 1"
