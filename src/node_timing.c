@@ -1030,6 +1030,21 @@ ft_xact_callback(XactEvent event, void *arg)
 	}
 }
 
+/* The ProcessUtility hook before ours, or the standard one. */
+static void
+next_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+					bool readOnlyTree, ProcessUtilityContext context,
+					ParamListInfo params, QueryEnvironment *queryEnv,
+					DestReceiver *dest, QueryCompletion *qc)
+{
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+							queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
 /*
  * ProcessUtility hook: count the EXPLAIN statements under way (see
  * inside_explain).  Any other utility statement passes straight through.
@@ -1040,20 +1055,17 @@ ft_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 				  ParamListInfo params, QueryEnvironment *queryEnv,
 				  DestReceiver *dest, QueryCompletion *qc)
 {
-	ProcessUtility_hook_type next = prev_ProcessUtility ?
-		prev_ProcessUtility : standard_ProcessUtility;
-
 	if (!IsA(pstmt->utilityStmt, ExplainStmt))
 	{
-		next(pstmt, queryString, readOnlyTree, context, params, queryEnv,
-			 dest, qc);
+		next_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
 		return;
 	}
 	explain_depth++;
 	PG_TRY();
 	{
-		next(pstmt, queryString, readOnlyTree, context, params, queryEnv,
-			 dest, qc);
+		next_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
 	}
 	PG_FINALLY();
 	{
