@@ -75,11 +75,12 @@ def main():
     out = [open(header).read().rstrip(), ""]
     if mixed:
         out.append("MIXED METHOD: the column headed \"CPU µs/xact\" holds each "
-                   "mode's mean transaction latency (pgbench's transaction "
-                   "log) less the mean latency of the set_config statement "
-                   "that starts every transaction, in µs: with one client, "
-                   "the backend's time for the mode's statements plus the "
-                   "client's and the socket's, the same in every mode. The "
+                   "mode's transaction latency (pgbench's transaction "
+                   "log; the mean of the fastest 90 %), the set_config "
+                   "statement that starts every transaction included (the "
+                   "same in every mode: it dilutes the ratios), in µs: with "
+                   "one client, the backend's time for the transaction plus "
+                   "the client's and the socket's, the same in every mode. The "
                    "modes ran interleaved per transaction in one pgbench run "
                    "per round (bench/oltp.sh, \"The mixed method\"); tps "
                    "and others are the whole run's. Read the rest of this "
