@@ -17,6 +17,9 @@
 #   exact     log_analyze, clock_source = try_tsc, node_timing = exact
 #   off       try_tsc, log_timing = off (fasttime's wrappers, no clock)
 #   profile   try_tsc, node_timing = profile
+#   default   log_analyze, fasttime's settings at their defaults
+#   stockbuf, exactbuf, defaultbuf
+#             stock, exact, default with auto_explain.log_buffers = on
 # Why CPU, from inside: the host is shared and noisy; the backend reads
 # its own on-CPU time (/proc/self/schedstat, ns) before and after each
 # SELECT tiny(N), so neither the client, nor the other processes, nor the
@@ -50,8 +53,13 @@ session() {
 			exact) s="SET auto_explain.log_analyze = on; SET auto_explain.log_timing = on; SET fasttime.clock_source = try_tsc; SET fasttime.node_timing = exact;" ;;
 			off) s="SET auto_explain.log_analyze = on; SET auto_explain.log_timing = off; SET fasttime.clock_source = try_tsc; SET fasttime.node_timing = exact;" ;;
 			profile) s="SET auto_explain.log_analyze = on; SET auto_explain.log_timing = on; SET fasttime.clock_source = try_tsc; SET fasttime.node_timing = profile;" ;;
+			default) s="SET auto_explain.log_analyze = on; SET auto_explain.log_timing = on; RESET fasttime.clock_source; RESET fasttime.node_timing;" ;;
+			stockbuf) s="SET auto_explain.log_analyze = on; SET auto_explain.log_timing = on; SET auto_explain.log_buffers = on; SET fasttime.clock_source = clock_gettime; SET fasttime.node_timing = exact;" ;;
+			exactbuf) s="SET auto_explain.log_analyze = on; SET auto_explain.log_timing = on; SET auto_explain.log_buffers = on; SET fasttime.clock_source = try_tsc; SET fasttime.node_timing = exact;" ;;
+			defaultbuf) s="SET auto_explain.log_analyze = on; SET auto_explain.log_timing = on; SET auto_explain.log_buffers = on; RESET fasttime.clock_source; RESET fasttime.node_timing;" ;;
 			*) echo "unknown mode $m" >&2; exit 1 ;;
 			esac
+			case $m in *buf) ;; *) s="SET auto_explain.log_buffers = off; $s" ;; esac
 			echo "$s"
 			echo "SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint AS s0 \\gset"
 			echo "SELECT tiny($N) \\g /dev/null"

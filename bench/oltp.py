@@ -37,7 +37,10 @@ def main():
     failed = []
     set_aside = 0
     groups, modes, builds, rounds = [], [], [], set()
-    for row in csv.DictReader(open(raw)):
+    reader = csv.DictReader(open(raw))
+    mixed = "net_us" in reader.fieldnames
+    key = "net_us" if mixed else "cpu_us_per_xact"
+    for row in reader:
         g = (row["shape"], row["protocol"], int(row["clients"]))
         m, b, r = row["mode"], row["build"], int(row["round"])
         if g not in groups:
@@ -50,10 +53,10 @@ def main():
         if row.get("kept", "1") == "0":
             set_aside += 1
             continue
-        if not row["cpu_us_per_xact"]:
+        if not row[key]:
             failed.append(row)
             continue
-        cpu[(g, m, b, r)] = float(row["cpu_us_per_xact"])
+        cpu[(g, m, b, r)] = float(row[key])
         if row.get("pgbench_ms") and float(row["pgbench_ms"]) > 0:
             norm[(g, m, b, r)] = (cpu[(g, m, b, r)] * int(row["xacts"])
                                   / (1000 * float(row["pgbench_ms"])))
@@ -70,6 +73,19 @@ def main():
                 if (g, m, b, r) in d and (g, base_m, base_b, r) in d]
 
     out = [open(header).read().rstrip(), ""]
+    if mixed:
+        out.append("MIXED METHOD: the column headed \"CPU µs/xact\" holds each "
+                   "mode's transaction latency (pgbench's transaction "
+                   "log; the mean of the fastest 90 %), the set_config "
+                   "statement that starts every transaction included (the "
+                   "same in every mode: it dilutes the ratios), in µs: with "
+                   "one client, the backend's time for the transaction plus "
+                   "the client's and the socket's, the same in every mode. The "
+                   "modes ran interleaved per transaction in one pgbench run "
+                   "per round (bench/oltp.sh, \"The mixed method\"); tps "
+                   "and others are the whole run's. Read the rest of this "
+                   "paragraph with that in mind.")
+        out.append("")
     out.append("CPU = the backends' user + system time per transaction, in µs "
                "(the postmaster's cutime + cstime over the run / pgbench's "
                "transactions); median over the rounds [min–max]. Ratios are "

@@ -73,6 +73,41 @@
 # Ratios are taken within a round (mode / stock, mode / off, B / A) and
 # their median and min-max reported.
 #
+# The mixed method (FT_OLTP_METHOD=mixed).  On this host two runs a minute
+# apart can differ by 10-30 % in CPU per transaction with nothing of ours
+# running, more than the 1 % the comparison is about, and no number of
+# rounds of separate runs brought the spread of the per-round ratios
+# under a few %.  So the modes are interleaved per transaction instead:
+# one pgbench run holds one script per mode, each beginning with a SELECT
+# of set_config() calls that sets all five settings (auto_explain's
+# log_analyze, log_timing, log_buffers; fasttime's clock_source,
+# node_timing: the same calls in every script, only the values differ;
+# "default" and "off" give fasttime's boot values) and then the shape's
+# statements (pgbench's own tpcb-like and select-only scripts, written
+# out).  pgbench picks a script at random for each transaction, so every
+# mode sees the host as it is in the same seconds.  The judge is the
+# mean latency of the fastest 90 % of a mode's transactions (pgbench's
+# transaction log, -l, µs; trimmed, because the host's stalls put a tail
+# of milliseconds on a few transactions, which moves a mean by percents,
+# and a median of whole microseconds is too coarse), the set_config
+# statement included: with one client each transaction's latency is the
+# backend's CPU for it plus the client's and the socket's, which do not
+# depend on the mode.  The set_config statement (timed under whichever
+# mode the transaction before set) is the same in every mode and dilutes
+# the ratios: its mean latency (pgbench -r) is reported beside them, and
+# the difference between two modes in us is undiluted.  (Subtracting it
+# was tried: its mean carries the host's stalls that the trimmed mean
+# leaves out, and with two clients on two busy CPUs it came out larger
+# than whole transactions.)  Ratios are taken per round, median and
+# min-max over rounds.  What it cannot see: what a mode costs outside its
+# transactions, and a cost that only shows when one mode runs alone (a
+# cache a mode would keep warm).  With two clients the latency also holds
+# the wait for a CPU.  Output: raw.csv (round, shape, protocol, clients,
+# mode, build, seconds, xacts, lat_us (trimmed mean), lat_mean_us, setcfg_us,
+# net_us = lat_us (the judged column), run_cpu_us (the
+# backends' CPU per transaction over the whole mixed run, all modes), tps,
+# others_cpus), and the report as for runs, on net_us.
+#
 # Output, in FT_OLTP_OUT: raw.csv, one line per run (round, shape,
 # protocol, clients, mode, build, seconds, xacts, cpu_ticks,
 # cpu_us_per_xact, tps, then pos: its place in the round's mode order,
@@ -109,6 +144,13 @@
 #                          per transaction follows the foreign load: other
 #                          jobs' cache traffic makes the backend slower
 #                          per transaction, up to 3x here.)
+#   FT_OLTP_METHOD         "runs" (default): one pgbench run per mode, judged
+#                          by the backends' CPU per transaction, as above;
+#                          "mixed": one pgbench run per round in which every
+#                          mode is a script of its own (-f, equal weights),
+#                          so consecutive transactions run in different
+#                          modes, judged by the transactions' latency (see
+#                          "The mixed method" below)
 #   FT_OLTP_PORT           default 5611 (cluster in /tmp/fasttime-oltp-PORT)
 #   FT_OLTP_SHARED_BUFFERS default 256MB
 #   FT_OLTP_OUT            result directory, default
@@ -149,6 +191,8 @@ PORT=${FT_OLTP_PORT:-5611}
 MAX_OTHERS=${FT_OLTP_MAX_OTHERS:-}
 RETRIES=${FT_OLTP_RETRIES:-2}
 SB=${FT_OLTP_SHARED_BUFFERS:-256MB}
+METHOD=${FT_OLTP_METHOD:-runs}
+case $METHOD in runs | mixed) ;; *) echo "oltp: FT_OLTP_METHOD must be runs or mixed" >&2; exit 2 ;; esac
 SO_A=${FT_OLTP_SO:-${FASTTIME_SO:-}}
 SO_B=${FT_OLTP_SO_B:-${FASTTIME_SO_B:-}}
 
@@ -366,6 +410,49 @@ mode_opts() {
 	profilebuf) echo "$on $t $bf $pr" ;;
 	esac
 }
+# the mixed method: a mode as one SELECT of set_config() calls, the same
+# five in every mode; "off" and "default" give fasttime's boot values
+mode_sql() {
+	local a=on t=on b=off cs=$BOOT_CS nt=$BOOT_NT
+	case $1 in
+	off) a=off ;;
+	stock) cs=clock_gettime nt=exact ;;
+	default) ;;
+	exact) cs=try_tsc nt=exact ;;
+	profile) cs=try_tsc nt=profile ;;
+	notiming) t=off cs=try_tsc nt=exact ;;
+	stocknotiming) t=off cs=clock_gettime nt=exact ;;
+	stockbuf) b=on cs=clock_gettime nt=exact ;;
+	exactbuf) b=on cs=try_tsc nt=exact ;;
+	profilebuf) b=on cs=try_tsc nt=profile ;;
+	esac
+	echo "SELECT set_config('auto_explain.log_analyze', '$a', false), set_config('auto_explain.log_timing', '$t', false), set_config('auto_explain.log_buffers', '$b', false), set_config('fasttime.clock_source', '$cs', false), set_config('fasttime.node_timing', '$nt', false);"
+}
+# the mixed method: a shape's statements (pgbench's builtin scripts
+# written out, with the scale's numbers in place of :scale)
+shape_sql() {
+	case $1 in
+	select)
+		printf '\\set aid random(1, %d)\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n' "$NACC"
+		;;
+	tpcb)
+		printf '\\set aid random(1, %d)\n\\set bid random(1, %d)\n\\set tid random(1, %d)\n\\set delta random(-5000, 5000)\n' \
+			"$NACC" "$SCALE" "$((10 * SCALE))"
+		printf '%s\n' "BEGIN;" \
+			"UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;" \
+			"SELECT abalance FROM pgbench_accounts WHERE aid = :aid;" \
+			"UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;" \
+			"UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;" \
+			"INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);" \
+			"END;"
+		;;
+	lookups) cat "$D/lookups.sql" ;;
+	updates) cat "$D/updates.sql" ;;
+	esac
+}
+BOOT_CS=$(q -c "SELECT boot_val FROM pg_settings WHERE name = 'fasttime.clock_source'")
+BOOT_NT=$(q -c "SELECT boot_val FROM pg_settings WHERE name = 'fasttime.node_timing'")
+[ -n "$BOOT_CS" ] && [ -n "$BOOT_NT" ] || { echo "oltp: fasttime's settings not found" >&2; exit 1; }
 shape_args() {
 	case $1 in
 	select) echo "-S" ;;
@@ -407,13 +494,21 @@ so_facts() { # label path
 	[ -n "$SO_B" ] && so_facts B "$LABEL_B" "$SO_B" "$SODIR/fasttime-B.so"
 	echo "- shared_preload_libraries = '<build>,auto_explain'; auto_explain.log_min_duration = 10s, log_nested_statements = on; jit, autovacuum, fsync off; shared_buffers $SB"
 	echo "- pgbench -i -s $SCALE; lookups($NESTED), updates($NESTED_UPD); shapes: $SHAPES; protocols: $PROTOCOLS; clients: $CLIENTS"
-	echo "- $ROUNDS rounds x $SECS s per run; modes: $MODES (order shuffled per round, seed $SEED)"
+	if [ "$METHOD" = mixed ]; then
+		echo "- method: mixed (every mode a script of one pgbench run per round, picked at random per transaction); $ROUNDS rounds x $SECS s; modes: $MODES"
+	else
+		echo "- $ROUNDS rounds x $SECS s per run; modes: $MODES (order shuffled per round, seed $SEED)"
+	fi
 	[ -n "$MAX_OTHERS" ] && echo "- a run is repeated (up to $RETRIES times) while the rest of the machine keeps more than $MAX_OTHERS CPUs busy"
 } >"$OUT/header.md"
 
 # --- the runs -------------------------------------------------------------
 RAW=$OUT/raw.csv
-echo "round,shape,protocol,clients,mode,build,seconds,xacts,cpu_ticks,cpu_us_per_xact,tps,pos,pgbench_ms,others_cpus,steal_cpus,kept" >"$RAW"
+if [ "$METHOD" = mixed ]; then
+	echo "round,shape,protocol,clients,mode,build,seconds,xacts,lat_us,lat_mean_us,setcfg_us,net_us,run_cpu_us,tps,others_cpus" >"$RAW"
+else
+	echo "round,shape,protocol,clients,mode,build,seconds,xacts,cpu_ticks,cpu_us_per_xact,tps,pos,pgbench_ms,others_cpus,steal_cpus,kept" >"$RAW"
+fi
 TCK=$(getconf CLK_TCK)
 RANDOM=$SEED
 read -r -a modes_arr <<<"$MODES"
@@ -481,10 +576,95 @@ measure_one() { # round shape protocol clients mode build pos: sets ROW, OTHERS
 		"$r" "$shape" "$proto" "$c" "$m" "$b" "$xacts" "$us" "${tps:-0}" "$others" | tee -a "$LOG" >&2
 }
 
+# the mixed method: one pgbench run with a script per mode (see the
+# header); appends a line per mode to raw.csv
+run_mixed() { # round shape protocol clients build
+	local r=$1 shape=$2 proto=$3 c=$4 b=$5 m fargs=() out rc t0 t1 h0 h1 st0 st1 w0 w1 p0 p1
+	for m in "${modes_arr[@]}"; do
+		{ mode_sql "$m"; shape_sql "$shape"; } >"$D/mix-$m.sql"
+		fargs+=(-f "$D/mix-$m.sql@1")
+	done
+	case $shape in
+	tpcb | updates)
+		q -c "VACUUM pgbench_branches" -c "VACUUM pgbench_tellers" -c "TRUNCATE pgbench_history" >/dev/null
+		;;
+	esac
+	rm -f "$D"/mixlog*
+	wait_idle
+	read -r h0 st0 <<<"$(host_ticks)"
+	w0=$EPOCHREALTIME
+	my_ms
+	p0=$MY_MS
+	t0=$(child_ticks)
+	out=$D/pgbench.out
+	(cd "$D" && "$FT_BINDIR/pgbench" -n -M "$proto" -c "$c" -j "$c" -T "$SECS" -r -l \
+		--log-prefix="$D/mixlog" "${fargs[@]}" -h "$D" -p "$PORT" -U "$owner" postgres) >"$out" 2>&1
+	rc=$?
+	wait_idle
+	t1=$(child_ticks)
+	my_ms
+	p1=$MY_MS
+	w1=$EPOCHREALTIME
+	read -r h1 st1 <<<"$(host_ticks)"
+	if [ "$rc" != 0 ]; then
+		say "oltp: WARNING: round $r $shape $proto c$c $b (mixed): pgbench failed (status $rc):"
+		tail -n 5 "$out" | tee -a "$LOG" >&2
+		return
+	fi
+	python3 - "$out" "$r" "$shape" "$proto" "$c" "$b" "$SECS" "$((t1 - t0))" "$TCK" \
+		"$(awk -v h=$((h1 - h0)) -v t=$((t1 - t0)) -v p=$((p1 - p0)) -v s="$w0" -v e="$w1" -v k="$TCK" \
+			'BEGIN { printf "%.2f", (h - t - p * k / 1000) / k / (e - s) }')" \
+		"${modes_arr[@]}" "$D"/mixlog* <<'PY' | tee -a "$RAW" | sed 's/^/oltp: mixed /' | tee -a "$LOG" >&2
+import re, sys
+out, r, shape, proto, c, b, secs, ticks, tck, others = sys.argv[1:11]
+rest = sys.argv[11:]
+logs = [a for a in rest if "/mixlog" in a]
+modes = [a for a in rest if "/mixlog" not in a]
+lat = {i: [] for i in range(len(modes))}
+for path in logs:
+    for line in open(path):
+        f = line.split()
+        # client transaction time script epoch us [lag] [retries]
+        if len(f) >= 6 and f[2].isdigit():
+            lat[int(f[3])].append(int(f[2]))
+n = {i: len(v) for i, v in lat.items()}
+# pgbench -r: per script, the statement latencies in ms (means); the
+# set_config statement's, weighted by the script's transactions
+text = open(out).read()
+setcfg, tot = 0.0, 0
+for sec in re.split(r"\nSQL script \d+: ", text)[1:]:
+    mx = re.search(r"- (\d+) transactions", sec)
+    ms = re.search(r"^\s+([0-9.]+)\s+(?:\d+\s+)*SELECT set_config", sec, re.M)
+    if mx and ms:
+        setcfg += float(ms.group(1)) * 1000 * int(mx.group(1))
+        tot += int(mx.group(1))
+setcfg = setcfg / tot if tot else float("nan")
+xall = sum(n.values())
+tps = re.search(r"^tps = ([0-9.]+)", text, re.M)
+run_cpu = int(ticks) * 1e6 / int(tck) / xall if xall else float("nan")
+for i, m in enumerate(modes):
+    if n[i] == 0:
+        continue
+    v = sorted(lat[i])
+    # the mean of the fastest 90 % (a median of whole microseconds is too
+    # coarse for a statement of 40 us)
+    k = max(1, (n[i] * 9) // 10)
+    med = sum(v[:k]) / k
+    mean = sum(v) / n[i]
+    print(f"{r},{shape},{proto},{c},{m},{b},{secs},{n[i]},{med:.1f},{mean:.2f},{setcfg:.2f},"
+          f"{med:.2f},{run_cpu:.2f},{float(tps.group(1)) if tps else 0:.1f},{others}")
+PY
+}
+
 n_runs=0
 for _ in $SHAPES; do for _ in $PROTOCOLS; do for _ in $CLIENTS; do n_runs=$((n_runs + ${#modes_arr[@]})); done; done; done
 n_builds=$(wc -w <<<"$BUILDS")
+if [ "$METHOD" = mixed ]; then
+	n_runs=$((n_runs / ${#modes_arr[@]}))
+	say "oltp: mixed: $((ROUNDS * n_builds * n_runs)) runs of $SECS s, each with all $((${#modes_arr[@]})) modes (about $((ROUNDS * n_builds * n_runs * (SECS + 2) / 60 + 1)) min); results in $OUT"
+else
 say "oltp: $((ROUNDS * n_builds * n_runs)) runs of $SECS s (about $((ROUNDS * n_builds * n_runs * (SECS + 1) / 60 + 1)) min); results in $OUT"
+fi
 begin=$(date +%s)
 for r in $(seq 1 "$ROUNDS"); do
 	if [ $((r % 2)) = 1 ]; then order=$BUILDS; else order=$(echo "$BUILDS" | awk '{ for (i = NF; i > 0; i--) printf "%s ", $i }'); fi
@@ -494,6 +674,10 @@ for r in $(seq 1 "$ROUNDS"); do
 		for shape in $SHAPES; do
 			for proto in $PROTOCOLS; do
 				for c in $CLIENTS; do
+					if [ "$METHOD" = mixed ]; then
+						run_mixed "$r" "$shape" "$proto" "$c" "$b"
+						continue
+					fi
 					# this round's order of the modes: Fisher-Yates
 					local_modes=("${modes_arr[@]}")
 					for ((i = ${#local_modes[@]} - 1; i > 0; i--)); do

@@ -352,12 +352,15 @@ FROM fasttime_status() WHERE name = 'profile_ticks';
 SELECT value::bigint - :declined_before AS declined_big_estimates
 FROM fasttime_status() WHERE name = 'profile_declined_queries';
 
--- a plan estimated at a few node calls is timed exactly from start to end,
--- with neither frames nor a tick: its reads cost less than a profiled
--- run's set-up (20 ms of prefix bound such a plan's reads far above its
--- calls); nested statements too, and the outer query of one
+-- a plan estimated at a few node calls is not profiled: with neither
+-- frames nor a tick it is timed exactly from start to end (its reads cost
+-- less than a profiled run's set-up: 20 ms of prefix bound such a plan's
+-- reads far above its calls), or, below FT_SMALL_PLAN_CALLS, left as
+-- stock built it; nested statements too, and the outer query of one
 SET fasttime.profile_after = '20ms';
 SELECT value::bigint AS declined_before FROM fasttime_status() WHERE name = 'profile_declined_queries' \gset
+SELECT value::bigint AS small_before FROM fasttime_status() WHERE name = 'small_plans_left_stock' \gset
+SELECT value::bigint AS ticks_before FROM fasttime_status() WHERE name = 'profile_ticks' \gset
 CREATE TABLE ft_prof_tiny AS SELECT g FROM generate_series(1, 1000) g;
 CREATE INDEX ON ft_prof_tiny (g);
 ANALYZE ft_prof_tiny;
@@ -378,8 +381,12 @@ SELECT ft_prof_lookups(50);
 RESET auto_explain.log_min_duration;
 RESET auto_explain.log_analyze;
 RESET auto_explain.log_nested_statements;
-SELECT value::bigint - :declined_before AS declined_tiny_statements
-FROM fasttime_status() WHERE name = 'profile_declined_queries';
+SELECT sum(value::bigint) - :declined_before - :small_before AS tiny_statements_not_profiled
+FROM fasttime_status() WHERE name IN ('profile_declined_queries', 'small_plans_left_stock');
+SELECT value::bigint - :small_before >= 50 AS lookups_left_stock
+FROM fasttime_status() WHERE name = 'small_plans_left_stock';
+SELECT value::bigint - :ticks_before AS ticks_in_tiny_statements
+FROM fasttime_status() WHERE name = 'profile_ticks';
 -- with no exact prefix every plan is profiled
 SET fasttime.profile_after = 0;
 SELECT value::bigint AS declined_before FROM fasttime_status() WHERE name = 'profile_declined_queries' \gset

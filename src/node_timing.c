@@ -10,8 +10,10 @@
  * nodes are timed -- not at all (TIMING OFF), with the TSC, or with the
  * stock clock where the TSC is not in effect, every call or profiled -- and
  * puts every instrumented node on the wrapper specialized for that and for
- * its buffer and WAL needs (node_wrappers.c).  With clock_gettime the plan
- * tree is left exactly as stock built it.
+ * its buffer and WAL needs (node_wrappers.c).  With clock_gettime, and for
+ * a plan too small for any of that to pay (small_plan: the statements of
+ * an OLTP server), the plan tree is left exactly as stock built it and
+ * nothing of fasttime's runs for the query.
  *
  * Parallel hash join re-arms stock instrumentation behind our back: it
  * calls ExecSetExecProcNode() when it learns it is parallel, in the leader
@@ -19,7 +21,8 @@
  * that) and in workers after ExecutorStart (so workers walk their tree
  * again in ExecutorRun).
  *
- * Each instrumented query gets a note, from ExecutorStart until its
+ * Each query on fasttime's wrappers, and the query of an EXPLAIN ANALYZE
+ * whatever timed it, gets a note, from ExecutorStart until its
  * executor state goes away, whichever way that happens (ExecutorEnd, or
  * the memory of a failed portal or subtransaction being freed): what timed
  * it, for EXPLAIN (CLOCK_SOURCE); its time unit and profiled frames, made
@@ -43,6 +46,8 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
+#include "tcop/utility.h"
+#include "utils/float.h"
 #include "utils/memutils.h"
 
 #include "fault_injection.h"
@@ -75,6 +80,10 @@ static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
 static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
+/* EXPLAIN statements under way in this process (ft_ProcessUtility) */
+static int	explain_depth = 0;
 
 /*
  * The notes of the instrumented queries under way in this process, in
@@ -337,8 +346,53 @@ query_clock_choice(void)
 }
 
 /*
+ * Is an EXPLAIN under way in this process (ft_ProcessUtility)?  Its plan
+ * is about to be read node by node, and EXPLAIN (CLOCK_SOURCE) must be
+ * able to say what timed it, so it is never left to stock as small, and
+ * neither are the queries run inside it (a function's, in its plan).
+ * Nothing at ExecutorStart tells an EXPLAIN's query from another: a
+ * portal's QueryDesc has no receiver yet either.
+ */
+static inline bool
+inside_explain(void)
+{
+	return explain_depth > 0;
+}
+
+/*
+ * Is this a small plan, best left as stock built it?  Putting a plan on
+ * fasttime's wrappers costs a fixed amount per query -- the walks over the
+ * plan, the note, the run hooks' bookkeeping and, for the TSC, the clock
+ * cross-check: on 18 about 360 instructions, ~0.1 us on the guests
+ * measured (docs/performance.md) -- which the cheaper clock pays back a
+ * call at a time: two reads a call, each 7 ns cheaper than
+ * clock_gettime() where the TSC saves least (kind (b): fasttime_overhead()
+ * reads 29 and 22 ns).  A plan of fewer than FT_SMALL_PLAN_CALLS
+ * estimated node calls -- a one-row lookup, an UPDATE or INSERT of a row:
+ * every statement of an OLTP server under auto_explain, nested or not --
+ * cannot pay it back, and is timed by stock PostgreSQL at stock's cost,
+ * with stock's numbers.  Except under EXPLAIN (inside_explain), in a
+ * profiled run (a query inside one is profiled with it) and in a parallel
+ * worker (its leader decided; parallel plans are not small anyway).
+ * The estimate can be wrong; a plan that runs more calls than estimated
+ * is then timed as stock would time it, never worse.
+ */
+#define FT_SMALL_PLAN_CALLS		8.0
+
+static bool
+small_plan(QueryDesc *queryDesc)
+{
+	if (inside_explain() || ft_prof_active() || IsParallelWorker())
+		return false;
+	return ft_prof_estimated_calls(queryDesc->planstate,
+								   FT_SMALL_PLAN_CALLS) < FT_SMALL_PLAN_CALLS;
+}
+
+/*
  * How this query's nodes are to be timed, or false to leave the plan as
- * stock built it.  Profiled timing is asked for by fasttime.node_timing,
+ * stock built it: with fasttime.clock_source = clock_gettime (unless
+ * profiled timing is asked for), and for a small plan (small_plan).
+ * Profiled timing is asked for by fasttime.node_timing,
  * or by a profiled run under way around this query (a query run inside a
  * profiled node is profiled with it); it is given only to a plan whose
  * estimated node calls make it pay (ft_prof_pays: otherwise the plan is
@@ -357,7 +411,16 @@ choose_timer(QueryDesc *queryDesc, FtTimer *timer, FtProfDecline *declined,
 	*declined = FT_PROF_NOT_DECLINED;
 	*est_calls = 0;
 	if (queryDesc->planstate == NULL || queryDesc->estate == NULL ||
-		(queryDesc->instrument_options & INSTRUMENT_TIMER) == 0)
+		!ft_wrappers_stock_known())
+		return false;
+	if (ft_clock_setting == FT_SETTING_CLOCK_GETTIME && !asked)
+		return false;
+	if (small_plan(queryDesc))
+	{
+		ft_node_timing_stats.small_plans++;
+		return false;
+	}
+	if ((queryDesc->instrument_options & INSTRUMENT_TIMER) == 0)
 		profiled = false;
 	if (profiled)
 	{
@@ -367,7 +430,8 @@ choose_timer(QueryDesc *queryDesc, FtTimer *timer, FtProfDecline *declined,
 		 */
 		choice = query_clock_choice();
 		tsc = ft_prof_active() ? ft_prof_clock_is_tsc() : choice == FT_CHOICE_TSC;
-		*est_calls = ft_prof_estimated_calls(queryDesc->planstate);
+		*est_calls = ft_prof_estimated_calls(queryDesc->planstate,
+											 get_float8_infinity());
 		if (!ft_prof_pays(*est_calls, tsc))
 		{
 			profiled = false;
@@ -384,10 +448,8 @@ choose_timer(QueryDesc *queryDesc, FtTimer *timer, FtProfDecline *declined,
 	 * clock_gettime is stock timing, unless profiled timing is asked for
 	 * (and not declined)
 	 */
-	if ((ft_clock_setting == FT_SETTING_CLOCK_GETTIME &&
-		 (!asked || *declined != FT_PROF_NOT_DECLINED)) ||
-		!ft_wrappers_stock_known() ||
-		queryDesc->planstate == NULL || queryDesc->estate == NULL)
+	if (ft_clock_setting == FT_SETTING_CLOCK_GETTIME &&
+		*declined != FT_PROF_NOT_DECLINED)
 		return false;
 	if ((queryDesc->instrument_options & INSTRUMENT_TIMER) == 0)
 		*timer = FT_TIMER_NONE;
@@ -488,6 +550,17 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		max_id = wrap_query(queryDesc, timer, "ExecutorStart");
 	}
 
+	if (declined != FT_PROF_NOT_DECLINED)
+		ft_node_timing_stats.prof_declined++;
+
+	/*
+	 * A query left as stock built it needs no note, unless EXPLAIN
+	 * (CLOCK_SOURCE) may ask what timed it: then nothing of fasttime's runs
+	 * for it at all.
+	 */
+	if (!wrapped && !inside_explain())
+		return;
+
 	qc = note_query(queryDesc);
 	ft_instr_units_choose(&qc->units, &ft_conv);
 	if (!ft_instr_units_set)
@@ -504,8 +577,6 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	qc->has_frames = has_frames;
 	qc->prof_declined = declined;
 	qc->est_calls = est_calls;
-	if (declined != FT_PROF_NOT_DECLINED)
-		ft_node_timing_stats.prof_declined++;
 	qc->tsc = wrapped && timer_is_tsc(timer);
 	if (wrapped && ft_timer_is_profiled(timer))
 		qc->prof = ft_prof_query_create(queryDesc->planstate,
@@ -959,6 +1030,50 @@ ft_xact_callback(XactEvent event, void *arg)
 	}
 }
 
+/* The ProcessUtility hook before ours, or the standard one. */
+static void
+next_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+					bool readOnlyTree, ProcessUtilityContext context,
+					ParamListInfo params, QueryEnvironment *queryEnv,
+					DestReceiver *dest, QueryCompletion *qc)
+{
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+							queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
+/*
+ * ProcessUtility hook: count the EXPLAIN statements under way (see
+ * inside_explain).  Any other utility statement passes straight through.
+ */
+static void
+ft_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+				  bool readOnlyTree, ProcessUtilityContext context,
+				  ParamListInfo params, QueryEnvironment *queryEnv,
+				  DestReceiver *dest, QueryCompletion *qc)
+{
+	if (!IsA(pstmt->utilityStmt, ExplainStmt))
+	{
+		next_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
+		return;
+	}
+	explain_depth++;
+	PG_TRY();
+	{
+		next_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		explain_depth--;
+	}
+	PG_END_TRY();
+}
+
 /* Chain our hooks in front of whatever was installed before us. */
 void
 ft_install_executor_hooks(void)
@@ -974,5 +1089,7 @@ ft_install_executor_hooks(void)
 	ExecutorFinish_hook = ft_ExecutorFinish;
 	prev_ExecutorEnd = ExecutorEnd_hook;
 	ExecutorEnd_hook = ft_ExecutorEnd;
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = ft_ProcessUtility;
 	RegisterXactCallback(ft_xact_callback, NULL);
 }

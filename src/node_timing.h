@@ -30,6 +30,7 @@ typedef struct FtNodeTimingStats
 									 * wrappers whose usage is derived */
 	int64		prof_declined;	/* queries that asked for profiled timing
 								 * and were timed exactly (FtProfDecline) */
+	int64		small_plans;	/* small plans left as stock built them */
 } FtNodeTimingStats;
 
 extern FtNodeTimingStats ft_node_timing_stats;

@@ -751,6 +751,7 @@ typedef struct FtProfEstimate
 	double		loops;			/* times the node being visited is run */
 	PlanState  *parent;
 	double		calls;			/* the sum so far */
+	double		limit;			/* stop once the sum reaches this */
 } FtProfEstimate;
 
 /* Is ps one of the plans of a SubPlanState list? */
@@ -794,6 +795,8 @@ ft_prof_estimate_walker(PlanState *ps, void *context)
 			loops *= Max(outerPlanState(parent)->plan->plan_rows, 1.0);
 	}
 	e->calls += loops * (Max(ps->plan->plan_rows, 0.0) + 1.0);
+	if (e->calls >= e->limit)
+		return true;			/* enough: stop the walk */
 	/* a leaf (the one node of most OLTP statements): nothing to walk */
 	if (ps->lefttree == NULL && ps->righttree == NULL &&
 		ps->initPlan == NIL && ps->subPlan == NIL &&
@@ -803,7 +806,8 @@ ft_prof_estimate_walker(PlanState *ps, void *context)
 		return false;
 	e->loops = loops;
 	e->parent = ps;
-	(void) planstate_tree_walker(ps, ft_prof_estimate_walker, e);
+	if (planstate_tree_walker(ps, ft_prof_estimate_walker, e))
+		return true;
 	e->loops = saved.loops;
 	e->parent = saved.parent;
 	return false;
@@ -811,12 +815,14 @@ ft_prof_estimate_walker(PlanState *ps, void *context)
 
 /*
  * The node calls the planner's estimates predict for a plan, the main tree
- * with its SubPlans and InitPlans.
+ * with its SubPlans and InitPlans; the walk stops once the sum reaches
+ * limit (then the sum is at least limit), so that asking whether a large
+ * plan is small costs a node or two.
  */
 double
-ft_prof_estimated_calls(PlanState *planstate)
+ft_prof_estimated_calls(PlanState *planstate, double limit)
 {
-	FtProfEstimate e = {1.0, NULL, 0.0};
+	FtProfEstimate e = {1.0, NULL, 0.0, limit};
 
 	if (planstate != NULL)
 		(void) ft_prof_estimate_walker(planstate, &e);

@@ -180,7 +180,7 @@ extern FtProfQuery *ft_prof_query_create(PlanState *planstate,
 										 bool tsc, MemoryContext cxt);
 extern bool ft_prof_active(void);
 extern bool ft_prof_available(void);
-extern double ft_prof_estimated_calls(PlanState *planstate);
+extern double ft_prof_estimated_calls(PlanState *planstate, double limit);
 extern bool ft_prof_pays(double estimated_calls, bool tsc);
 extern bool ft_prof_clock_is_tsc(void);
 extern void ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,

@@ -776,6 +776,8 @@ fasttime_status(PG_FUNCTION_ARGS)
 	ft_status_row(rsinfo, "profile_ticks", psprintf(UINT64_FORMAT, ft_prof_backend_ticks()));
 	ft_status_row(rsinfo, "profile_declined_queries",
 				  psprintf(INT64_FORMAT, ft_node_timing_stats.prof_declined));
+	ft_status_row(rsinfo, "small_plans_left_stock",
+				  psprintf(INT64_FORMAT, ft_node_timing_stats.small_plans));
 	ft_status_row(rsinfo, "profile_ticks_waited",
 				  psprintf(UINT64_FORMAT, ft_prof_backend_deferred()));
 	ft_status_row(rsinfo, "profile_tick_cost_ns",
