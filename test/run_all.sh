@@ -26,9 +26,9 @@ if [ -z "${PG_CONFIG:-}" ]; then
 fi
 export PG_CONFIG
 
-stages=(test/stage_build.sh test/stage_unit.sh test/stage_regress.sh
-		test/stage_tap.sh test/stage_load.sh test/stage_sanitize.sh
-		test/stage_pgregress.sh)
+stages=(test/stage_build.sh test/stage_no_faults.sh test/stage_unit.sh
+		test/stage_regress.sh test/stage_tap.sh test/stage_load.sh
+		test/stage_sanitize.sh test/stage_pgregress.sh)
 
 total_pass=0
 total_fail=0
