@@ -305,7 +305,7 @@ void
 _PG_init(void)
 {
 #ifdef FASTTIME_FAULT_INJECTION
-	ft_fault_register();		/* test builds: before any fact is gathered */
+	ft_fault_init();			/* fault builds: before any fact is gathered */
 #endif
 	if (process_shared_preload_libraries_in_progress)
 		(void) ft_get_facts();
@@ -469,9 +469,6 @@ _PG_init(void)
 							 NULL,
 							 NULL);
 
-#ifdef FASTTIME_FAULT_INJECTION
-	ft_fault_define_gucs();
-#endif
 	MarkGUCPrefixReserved("fasttime");
 
 	if (ft_startup_refusal[0] != '\0')

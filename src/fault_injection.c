@@ -4,9 +4,10 @@
  *	  Test-only faults: a node clock that jumps or crawls, and clock facts
  *	  that declare the TSC unusable.
  *
- * Only compiled with -DFASTTIME_FAULT_INJECTION (make FAULT_INJECTION=1);
- * a normal build turns this file into nothing.  A fault build must never
- * be installed where anyone else's server loads fasttime: see
+ * Only fault builds compile this file (make FAULT_INJECTION=1, which also
+ * defines FASTTIME_FAULT_INJECTION for the hooks elsewhere); the product
+ * library has none of it (test/stage_no_faults.sh).  A fault build must
+ * never be installed where anyone else's server loads fasttime: see
  * test/fault/README.md for running one from a private installation.
  *
  * Tick faults (the read the node wrapper does, see ft_node_ticks() in
@@ -91,7 +92,9 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifdef FASTTIME_FAULT_INJECTION
+#ifndef FASTTIME_FAULT_INJECTION
+#error "fault_injection.c belongs to fault builds only (make FAULT_INJECTION=1)"
+#endif
 
 /*
  * FT_FAULT_STANDALONE: the unit tests build this file without a server;
@@ -401,13 +404,42 @@ fault_apply_kernel_facts(char *current, size_t curlen,
 	}
 }
 
-/* FASTTIME_FAULT_CLOCKSOURCE_FILE, or NULL: see ft_read_kernel_clocksource */
-static const char *
-fault_clocksource_file(void)
+/*
+ * The kernel's clocksource as ft_read_kernel_clocksource read it from
+ * sysfs, faked: FASTTIME_FAULT_CLOCKSOURCE_FILE's first line is the
+ * current clocksource and its second (if any) the available ones, and a
+ * file that cannot be read is a clocksource that cannot be read; then the
+ * kernel_* tokens of FASTTIME_FAULT_FACTS apply.  Rewriting the file
+ * fakes the kernel switching clocksource at run time.
+ */
+static void
+fault_kernel_clocksource(char *current, size_t curlen,
+						 char *available, size_t availlen)
 {
-	const char *f = getenv("FASTTIME_FAULT_CLOCKSOURCE_FILE");
+	const char *path = getenv("FASTTIME_FAULT_CLOCKSOURCE_FILE");
 
-	return (f != NULL && f[0] != '\0') ? f : NULL;
+	if (path != NULL && path[0] != '\0')
+	{
+		FILE	   *fp = fopen(path, "r");
+		char		line[256] = "";
+
+		current[0] = '\0';
+		if (fp == NULL)
+		{
+			available[0] = '\0';
+			return;
+		}
+		if (fgets(current, (int) curlen, fp) != NULL &&
+			fgets(line, sizeof(line), fp) != NULL)
+		{
+			line[strcspn(line, "\n")] = '\0';
+			if (line[0] != '\0')
+				snprintf(available, availlen, "%s", line);
+		}
+		fclose(fp);
+		current[strcspn(current, " \n")] = '\0';
+	}
+	fault_apply_kernel_facts(current, curlen, available, availlen);
 }
 
 /* FASTTIME_FAULT_CPUINFO_FILE, or NULL: see read_kernel_cpu_flags */
@@ -457,16 +489,15 @@ fault_mangle_published(char *buf, size_t buflen)
 
 /*
  * Hook the faults into fact gathering (clock_facts.c), which calls nothing
- * of this file's by name.  _PG_init does this first thing in fault builds,
- * before the facts are gathered; so do the unit tests.
+ * of this file's by name: ft_fault_init does this, before any fact is
+ * gathered, and so do the unit tests.
  */
 void
 ft_fault_register(void)
 {
 	static const FtFactsFaults hooks = {
 		fault_apply_facts,
-		fault_clocksource_file,
-		fault_apply_kernel_facts,
+		fault_kernel_clocksource,
 		fault_cpuinfo_file,
 		fault_mangle_published
 	};
@@ -545,10 +576,15 @@ check_fault_fallback_after(int *newval, void **extra, GucSource source)
 	return true;
 }
 
-/* Define the fault settings; _PG_init calls this in fault builds only. */
+/*
+ * A fault build's part of _PG_init, which calls it first: the fact faults
+ * hooked in before any fact is gathered (defining fasttime.clock_source
+ * can gather them), and the fault settings defined.
+ */
 void
-ft_fault_define_gucs(void)
+ft_fault_init(void)
 {
+	ft_fault_register();
 	DefineCustomEnumVariable("fasttime.fault_tick_mode",
 							 "Fault injection (test builds only): how the node clock misbehaves.",
 							 NULL,
@@ -627,10 +663,3 @@ ft_fault_define_gucs(void)
 }
 
 #endif							/* !FT_FAULT_STANDALONE */
-
-#else							/* !FASTTIME_FAULT_INJECTION */
-
-/* ISO C wants at least one declaration in a translation unit */
-typedef int ft_fault_injection_disabled;
-
-#endif							/* FASTTIME_FAULT_INJECTION */
