@@ -296,10 +296,43 @@ ft_hint_where_set(GucSource source)
 }
 
 /*
- * Module load.  In the postmaster, gather the facts before defining the
- * settings, so that postgresql.conf's fasttime.clock_source is checked
- * against them, and refuse to start on a "tsc" the machine cannot honour,
- * as the server does for huge_pages = on.
+ * A preloading postmaster's start-up, once the settings are defined:
+ * refuse to start on a "tsc" the machine cannot honour, as huge_pages = on
+ * does without huge pages (PostgreSQL only WARNs of a value refused while
+ * a library loads, and keeps the default), or log the clock plan nodes
+ * will be timed with and publish the facts for the children to inherit.
+ */
+static void
+ft_server_start(void)
+{
+	const FtDecision *d;
+
+	if (ft_startup_refusal[0] != '\0')
+		ereport(FATAL,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("fasttime.clock_source is \"tsc\" but the %s cannot be used on this machine",
+						ft_counter_name(ft_get_facts())),
+				 errdetail("%s", ft_sentence(ft_startup_refusal)),
+				 ft_hint_where_set(ft_startup_refusal_source)));
+
+	d = ft_get_decision((FtClockSetting) ft_clock_setting);
+	ereport(LOG,
+			(errmsg("fasttime: fasttime.clock_source = %s, plan nodes are timed with %s, %s",
+					ft_setting_name((FtClockSetting) ft_clock_setting),
+					ft_choice_name(ft_effective_choice()),
+					ft_ordered_reads == FT_READS_BOTH ? "every call, ordered reads" :
+					ft_ordered_reads == FT_READS_START ? "every call, ordered start reads" :
+					"every call"),
+			 errdetail("%s", ft_sentence(d->reason))));
+	ft_publish_facts();
+}
+
+/*
+ * Module load: the settings, then the hooks.  A preloading postmaster then
+ * takes its start-up step here: apart from the shared memory hooks, this
+ * is the one place it runs a library's code before it forks.  The facts
+ * are gathered on first need (there, by the check of a "tsc" from the
+ * configuration, or by ft_server_start).
  */
 void
 _PG_init(void)
@@ -307,9 +340,6 @@ _PG_init(void)
 #ifdef FASTTIME_FAULT_INJECTION
 	ft_fault_init();			/* fault builds: before any fact is gathered */
 #endif
-	if (process_shared_preload_libraries_in_progress)
-		(void) ft_get_facts();
-
 	DefineCustomEnumVariable("fasttime.clock_source",
 							 "Clock used to time plan nodes (EXPLAIN ANALYZE, auto_explain).",
 							 "auto uses the TSC only where it is usable, the kernel uses it too, and it is cheaper; "
@@ -471,29 +501,9 @@ _PG_init(void)
 
 	MarkGUCPrefixReserved("fasttime");
 
-	if (ft_startup_refusal[0] != '\0')
-		ereport(FATAL,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("fasttime.clock_source is \"tsc\" but the %s cannot be used on this machine",
-						ft_counter_name(ft_get_facts())),
-				 errdetail("%s", ft_sentence(ft_startup_refusal)),
-				 ft_hint_where_set(ft_startup_refusal_source)));
-
-	if (process_shared_preload_libraries_in_progress)
-	{
-		const FtDecision *d = ft_get_decision((FtClockSetting) ft_clock_setting);
-
-		ereport(LOG,
-				(errmsg("fasttime: fasttime.clock_source = %s, plan nodes are timed with %s, %s",
-						ft_setting_name((FtClockSetting) ft_clock_setting),
-						ft_choice_name(ft_effective_choice()),
-						ft_ordered_reads == FT_READS_BOTH ? "every call, ordered reads" :
-						ft_ordered_reads == FT_READS_START ? "every call, ordered start reads" :
-						"every call"),
-				 errdetail("%s", ft_sentence(d->reason))));
-		ft_publish_facts();
-	}
-
 	ft_install_executor_hooks();
 	ft_register_explain_option();
+
+	if (process_shared_preload_libraries_in_progress)
+		ft_server_start();
 }
