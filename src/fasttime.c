@@ -250,37 +250,20 @@ assign_leader_clock_check(const char *newval, void *extra)
  * Where the fasttime.clock_source that stopped the server was set, as an
  * errhint: the file and line (postgresql.conf, a file it includes, or
  * postgresql.auto.conf, written by ALTER SYSTEM), or the command line.
- * The configuration files are parsed again the way the postmaster just
- * read them (the last setting wins); this runs only on the way to FATAL.
+ * PostgreSQL recorded the file and line of the value when it read the
+ * configuration files (pg_settings shows them), and the definition of the
+ * setting keeps them even though it refused the value.
  */
 static int
 ft_hint_where_set(GucSource source)
 {
-	ConfigVariable *head = NULL,
-			   *tail = NULL;
 	const char *file = NULL;
 	int			line = 0;
 
 	if (source == PGC_S_ARGV)
-	{
 		return errhint("Set fasttime.clock_source to \"try_tsc\" or \"auto\" on the server's command line.");
-	}
-	if (source == PGC_S_FILE && ConfigFileName != NULL)
-	{
-		(void) ParseConfigFile(ConfigFileName, false, NULL, 0, 0, DEBUG1,
-							   &head, &tail);
-		(void) ParseConfigFile(PG_AUTOCONF_FILENAME, false, NULL, 0, 0, DEBUG1,
-							   &head, &tail);
-		for (ConfigVariable *item = head; item != NULL; item = item->next)
-		{
-			if (item->name != NULL && item->filename != NULL &&
-				pg_strcasecmp(item->name, "fasttime.clock_source") == 0)
-			{
-				file = item->filename;
-				line = item->sourceline;
-			}
-		}
-	}
+	if (source == PGC_S_FILE)
+		file = ft_guc_sourcefile("fasttime.clock_source", &line);
 	if (file == NULL)
 		return errhint("Set fasttime.clock_source to \"try_tsc\" or \"auto\" where it is set.");
 	else
