@@ -10,27 +10,15 @@
  * never be installed where anyone else's server loads fasttime: see
  * test/fault/README.md for running one from a private installation.
  *
- * Tick faults (the read the node wrapper does, see ft_node_ticks() in
- * ticks.h), armed at run time with settings any user may change:
- *
- *	fasttime.fault_tick_mode	   none | jump_back | jump_forward | slow | step
- *	fasttime.fault_tick_at		   N: the fault starts at the Nth node-clock
- *								   read after the fault settings were last
- *								   changed (default 1)
- *	fasttime.fault_tick_amount_ns  size of the jump; for slow, the time one
- *								   read takes (0 = 1000 ns); for step, how
- *								   far each read advances (0 = 1000 ns)
- *
- * step replaces the TSC by a counter that advances by exactly the same
- * amount at every read and at nothing else, so a node with no timed
- * children measures exactly that amount per call: exact timing's total
- * for such a node can be checked against its number of calls without any
- * real time in the test.
- *
- * A jump happens once and then stays: every later read is shifted by the
- * same amount, as after a TSC reset or a warp on migration.  Each process
- * counts its own reads, and a parallel worker starts counting when it
- * receives its leader's settings.
+ * The settings (fasttime.fault_*) and environment variables it reads are
+ * described in test/fault/README.md.  Tick faults replace the node clock
+ * (ft_node_ticks() in ticks.h): a jump happens once and then stays, as
+ * after a TSC reset or a warp on migration; step replaces the TSC by a
+ * counter that advances by the same amount at every read and at nothing
+ * else, so that exact timing's total for a node with no timed children can
+ * be checked against its number of calls without any real time in the
+ * test.  Each process counts its own reads, and a parallel worker starts
+ * counting when it receives its leader's settings.
  *
  * Fact faults, read from the environment when the facts are detected (in
  * the postmaster when fasttime is preloaded), applied after detection:
@@ -65,28 +53,6 @@
  * claims RDTSCP on a CPU that cannot run it, every RDTSCP read of the
  * process is done as LFENCE;RDTSC instead (ticks.h), so the faked fact
  * cannot raise SIGILL.
- *
- * The kernel's CPU flags come from a file instead of /proc/cpuinfo when
- * FASTTIME_FAULT_CPUINFO_FILE names one (its "flags" line counts).
- *
- * The kernel's clocksource, read at detection and re-read at most once a
- * second afterwards (clock_state.c), comes from a file instead of sysfs
- * when FASTTIME_FAULT_CLOCKSOURCE_FILE names one: first line the current
- * clocksource, second line (optional) the available ones.  Rewriting the
- * file fakes the kernel switching clocksource at run time.
- *
- * How many disagreements of the clocks a backend takes before it gives the
- * TSC up (node_timing.c) can be raised, so that a test can watch the LOG
- * lines of many pass through their rate limit:
- *
- *	fasttime.fault_fallback_after  N >= 2, or 0 (default) for the built-in
- *
- * The facts a leader publishes for its parallel workers can be mangled,
- * to fake a worker running another build of fasttime:
- *
- *	fasttime.fault_publish_facts   none | foreign_layout | old_format |
- *								   garbage (set before the session's first
- *								   TSC-timed query: facts are published once)
  *
  * src/fault_injection.c
  *
