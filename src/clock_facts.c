@@ -113,7 +113,8 @@ ft_freq_origin_name(FtFreqOrigin origin)
 	return "unknown";
 }
 
-/* the clock calibration reads; a fault-injection build can replace it */
+#ifdef FASTTIME_FAULT_INJECTION
+/* the clock calibration reads; a fault build's unit tests replace it */
 static int	(*raw_clock) (clockid_t, struct timespec *) = clock_gettime;
 
 /* Replace the clock calibration reads: unit tests of broken clocks. */
@@ -123,7 +124,7 @@ ft_set_raw_clock(int (*fn) (clockid_t, struct timespec *))
 	raw_clock = fn != NULL ? fn : clock_gettime;
 }
 
-/* the test-only hooks registered, if any (see clock_facts.h) */
+/* the fault build's hooks, once registered (see clock_facts.h) */
 static const FtFactsFaults *facts_faults = NULL;
 
 void
@@ -137,6 +138,9 @@ ft_facts_faults(void)
 {
 	return facts_faults;
 }
+#else
+#define raw_clock clock_gettime
+#endif
 
 /* CLOCK_MONOTONIC_RAW in ns, or -1 if it cannot be read */
 static int64_t
@@ -630,43 +634,23 @@ read_sysfs_line(const char *path, char *buf, size_t len)
  * The kernel's current clocksource and the ones it still offers; cheap
  * enough (two small sysfs reads, a few microseconds) to repeat now and
  * then, which clock_state.c does to notice the kernel giving up on the
- * TSC.  Returns false, leaving both empty, when the current clocksource
- * cannot be read.  A fault-injection build reads a file named by
- * FASTTIME_FAULT_CLOCKSOURCE_FILE instead, when set: its first line is the
- * current clocksource, its second (if any) the available ones.
+ * TSC.  Returns false, leaving current empty, when the current
+ * clocksource cannot be read.  A fault build fakes what was read
+ * (FASTTIME_FAULT_CLOCKSOURCE_FILE, FASTTIME_FAULT_FACTS's kernel_*
+ * tokens: fault_injection.c).
  */
 bool
 ft_read_kernel_clocksource(char *current, size_t curlen,
 						   char *available, size_t availlen)
 {
-	const char *fake = facts_faults && facts_faults->clocksource_file ?
-		facts_faults->clocksource_file() : NULL;
-
-	if (fake != NULL)
-	{
-		FILE	   *fp = fopen(fake, "r");
-
-		current[0] = available[0] = '\0';
-		if (fp == NULL)
-			return false;
-		if (fgets(current, (int) curlen, fp) == NULL ||
-			fgets(available, (int) availlen, fp) == NULL)
-			available[0] = '\0';
-		fclose(fp);
-		current[strcspn(current, " \n")] = '\0';
-		available[strcspn(available, "\n")] = '\0';
-		if (available[0] == '\0')
-			read_sysfs_line(CLOCKSOURCE_DIR "available_clocksource",
-							available, availlen);
-	}
-	else
-	{
-		read_sysfs_line(CLOCKSOURCE_DIR "current_clocksource", current, curlen);
-		read_sysfs_line(CLOCKSOURCE_DIR "available_clocksource",
-						available, availlen);
-	}
-	if (facts_faults && facts_faults->apply_kernel_facts)
-		facts_faults->apply_kernel_facts(current, curlen, available, availlen);
+	read_sysfs_line(CLOCKSOURCE_DIR "current_clocksource", current, curlen);
+	read_sysfs_line(CLOCKSOURCE_DIR "available_clocksource",
+					available, availlen);
+#ifdef FASTTIME_FAULT_INJECTION
+	if (facts_faults && facts_faults->fake_kernel_clocksource)
+		facts_faults->fake_kernel_clocksource(current, curlen,
+											  available, availlen);
+#endif
 	return current[0] != '\0';
 }
 
@@ -778,9 +762,8 @@ ft_merge_cpu_flags(FtClockFacts *f)
 #if FT_HAVE_TSC
 /*
  * Read the "flags" line of /proc/cpuinfo (the first CPU's: the kernel
- * lists the features common to all) into the kernel's view.  A
- * fault-injection build reads FASTTIME_FAULT_CPUINFO_FILE instead, when
- * set.
+ * lists the features common to all) into the kernel's view.  A fault
+ * build reads FASTTIME_FAULT_CPUINFO_FILE instead, when set.
  */
 static void
 read_kernel_cpu_flags(FtClockFacts *f)
@@ -790,9 +773,11 @@ read_kernel_cpu_flags(FtClockFacts *f)
 	char		line[8192];
 	bool		found = false;
 
+#ifdef FASTTIME_FAULT_INJECTION
 	if (facts_faults && facts_faults->cpuinfo_file &&
 		facts_faults->cpuinfo_file() != NULL)
 		path = facts_faults->cpuinfo_file();
+#endif
 	fp = fopen(path, "r");
 	if (fp != NULL)
 	{
@@ -955,8 +940,10 @@ ft_detect_clock_facts(FtClockFacts *f)
 			 "not an x86-64 CPU");
 #endif
 	f->detected = true;
+#ifdef FASTTIME_FAULT_INJECTION
 	if (facts_faults && facts_faults->apply_facts)
-		facts_faults->apply_facts(f);	/* test builds only */
+		facts_faults->apply_facts(f);
+#endif
 }
 
 /*

@@ -127,21 +127,20 @@ extern void ft_merge_cpu_flags(FtClockFacts *facts);
 extern bool ft_read_kernel_clocksource(char *current, size_t curlen,
 									   char *available, size_t availlen);
 
+#ifdef FASTTIME_FAULT_INJECTION
 /*
- * Test-only hooks into fact gathering.  A fault-injection build registers
- * them (fault_injection.c, ft_fault_register), so that this file calls
- * nothing of the fault build's and the dependency runs one way; a normal
- * build registers none.
+ * Fault builds only: hooks into fact gathering, which fault_injection.c
+ * registers (ft_fault_register), so that clock_facts.c calls nothing of
+ * it by name and the dependency runs one way.  The product build has no
+ * hooks at all.
  */
 typedef struct FtFactsFaults
 {
 	/* degrade the detected facts per FASTTIME_FAULT_FACTS */
 	void		(*apply_facts) (FtClockFacts *facts);
-	/* the file to read the kernel's clocksource from, or NULL for sysfs */
-	const char *(*clocksource_file) (void);
-	/* FASTTIME_FAULT_FACTS's kernel_* tokens applied to what was read */
-	void		(*apply_kernel_facts) (char *current, size_t curlen,
-									   char *available, size_t availlen);
+	/* fake the kernel's clocksource read from sysfs (see fault_injection.c) */
+	void		(*fake_kernel_clocksource) (char *current, size_t curlen,
+											char *available, size_t availlen);
 	/* the file to read the kernel's CPU flags from, or NULL for /proc */
 	const char *(*cpuinfo_file) (void);
 	/* mangle the facts a leader publishes, per fasttime.fault_publish_facts */
@@ -151,8 +150,9 @@ typedef struct FtFactsFaults
 extern void ft_register_facts_faults(const FtFactsFaults *faults);
 extern const FtFactsFaults *ft_facts_faults(void);
 
-/* replace the clock calibration reads (NULL: clock_gettime again); tests */
+/* replace the clock calibration reads (NULL: clock_gettime again) */
 extern void ft_set_raw_clock(int (*fn) (clockid_t, struct timespec *));
+#endif							/* FASTTIME_FAULT_INJECTION */
 
 /* Name of a frequency origin as shown to users. */
 extern const char *ft_freq_origin_name(FtFreqOrigin origin);

@@ -98,13 +98,6 @@ ft_facts_changed(void)
 		memset(&ft_conv, 0, sizeof(ft_conv));
 }
 
-/*
- * The facts, detected on first use.  A parallel worker that has not been
- * handed its leader's facts does not calibrate (that is slow, and
- * calibration under the load a parallel query creates is exactly when it
- * goes wrong); it reports the TSC as unusable, which makes it time nodes
- * with clock_gettime -- correct, just not cheaper.
- */
 /* CLOCK_MONOTONIC_COARSE in ns: a few ns a read, ms resolution; 0 on error */
 static int64
 ft_coarse_now_ns(void)
@@ -131,6 +124,13 @@ ft_facts_not_received(const char *note)
 	ft_facts_changed();
 }
 
+/*
+ * The facts, detected on first use.  A parallel worker that has not been
+ * handed its leader's facts does not calibrate (that is slow, and
+ * calibration under the load a parallel query creates is exactly when it
+ * goes wrong); it reports the TSC as unusable, which makes it time nodes
+ * with clock_gettime -- correct, just not cheaper.
+ */
 const FtClockFacts *
 ft_get_facts(void)
 {
@@ -521,8 +521,10 @@ ft_publish_facts(void)
 		return;
 
 	ft_facts_serialize(&ft_facts, buf, sizeof(buf));
+#ifdef FASTTIME_FAULT_INJECTION
 	if (ft_facts_faults() && ft_facts_faults()->mangle_published)
-		ft_facts_faults()->mangle_published(buf, sizeof(buf));	/* tests */
+		ft_facts_faults()->mangle_published(buf, sizeof(buf));
+#endif
 	ft_publishing_facts = true;
 	PG_TRY();
 	{

@@ -14,8 +14,8 @@
  * so they follow each version without help.  What does differ is below: the
  * representation of instr_time (16), planstate_tree_walker becoming a
  * macro with a typed callback (16; our walkers have the right signature
- * for both), the ExecutorRun hook signature (18) and the EXPLAIN extension
- * API (18).
+ * for both), the lookup of a setting by name (16), the ExecutorRun hook
+ * signature (18) and the EXPLAIN extension API (18).
  *
  * src/compat.h
  *
@@ -448,6 +448,34 @@ ft_instr_set_firsttuple(FtNodeInstr *instr)
 	QueryDesc *queryDesc, ScanDirection direction, uint64 count
 #define FT_EXECUTORRUN_CALL(fn) fn(queryDesc, direction, count)
 #endif
+
+/*
+ * The file and line a setting's value came from, as PostgreSQL recorded
+ * them when it read the configuration files (pg_settings' sourcefile and
+ * sourceline), or NULL.  16 finds a setting by name (find_option); 15
+ * exports only the array of every setting.
+ */
+#include "utils/guc_tables.h"
+
+static inline const char *
+ft_guc_sourcefile(const char *name, int *sourceline)
+{
+	struct config_generic *record = NULL;
+
+#if PG_VERSION_NUM >= 160000
+	record = find_option(name, false, true, DEBUG1);
+#else
+	struct config_generic **vars = get_guc_variables();
+
+	for (int i = 0; i < GetNumConfigOptions() && record == NULL; i++)
+		if (pg_strcasecmp(vars[i]->name, name) == 0)
+			record = vars[i];
+#endif
+	if (record == NULL || record->sourcefile == NULL)
+		return NULL;
+	*sourceline = record->sourceline;
+	return record->sourcefile;
+}
 
 /*
  * PostgreSQL 18 lets extensions add EXPLAIN options

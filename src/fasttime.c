@@ -250,37 +250,20 @@ assign_leader_clock_check(const char *newval, void *extra)
  * Where the fasttime.clock_source that stopped the server was set, as an
  * errhint: the file and line (postgresql.conf, a file it includes, or
  * postgresql.auto.conf, written by ALTER SYSTEM), or the command line.
- * The configuration files are parsed again the way the postmaster just
- * read them (the last setting wins); this runs only on the way to FATAL.
+ * PostgreSQL recorded the file and line of the value when it read the
+ * configuration files (pg_settings shows them), and the definition of the
+ * setting keeps them even though it refused the value.
  */
 static int
 ft_hint_where_set(GucSource source)
 {
-	ConfigVariable *head = NULL,
-			   *tail = NULL;
 	const char *file = NULL;
 	int			line = 0;
 
 	if (source == PGC_S_ARGV)
-	{
 		return errhint("Set fasttime.clock_source to \"try_tsc\" or \"auto\" on the server's command line.");
-	}
-	if (source == PGC_S_FILE && ConfigFileName != NULL)
-	{
-		(void) ParseConfigFile(ConfigFileName, false, NULL, 0, 0, DEBUG1,
-							   &head, &tail);
-		(void) ParseConfigFile(PG_AUTOCONF_FILENAME, false, NULL, 0, 0, DEBUG1,
-							   &head, &tail);
-		for (ConfigVariable *item = head; item != NULL; item = item->next)
-		{
-			if (item->name != NULL && item->filename != NULL &&
-				pg_strcasecmp(item->name, "fasttime.clock_source") == 0)
-			{
-				file = item->filename;
-				line = item->sourceline;
-			}
-		}
-	}
+	if (source == PGC_S_FILE)
+		file = ft_guc_sourcefile("fasttime.clock_source", &line);
 	if (file == NULL)
 		return errhint("Set fasttime.clock_source to \"try_tsc\" or \"auto\" where it is set.");
 	else
@@ -296,20 +279,50 @@ ft_hint_where_set(GucSource source)
 }
 
 /*
- * Module load.  In the postmaster, gather the facts before defining the
- * settings, so that postgresql.conf's fasttime.clock_source is checked
- * against them, and refuse to start on a "tsc" the machine cannot honour,
- * as the server does for huge_pages = on.
+ * A preloading postmaster's start-up, once the settings are defined:
+ * refuse to start on a "tsc" the machine cannot honour, as huge_pages = on
+ * does without huge pages (PostgreSQL only WARNs of a value refused while
+ * a library loads, and keeps the default), or log the clock plan nodes
+ * will be timed with and publish the facts for the children to inherit.
+ */
+static void
+ft_server_start(void)
+{
+	const FtDecision *d;
+
+	if (ft_startup_refusal[0] != '\0')
+		ereport(FATAL,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("fasttime.clock_source is \"tsc\" but the %s cannot be used on this machine",
+						ft_counter_name(ft_get_facts())),
+				 errdetail("%s", ft_sentence(ft_startup_refusal)),
+				 ft_hint_where_set(ft_startup_refusal_source)));
+
+	d = ft_get_decision((FtClockSetting) ft_clock_setting);
+	ereport(LOG,
+			(errmsg("fasttime: fasttime.clock_source = %s, plan nodes are timed with %s, %s",
+					ft_setting_name((FtClockSetting) ft_clock_setting),
+					ft_choice_name(ft_effective_choice()),
+					ft_ordered_reads == FT_READS_BOTH ? "every call, ordered reads" :
+					ft_ordered_reads == FT_READS_START ? "every call, ordered start reads" :
+					"every call"),
+			 errdetail("%s", ft_sentence(d->reason))));
+	ft_publish_facts();
+}
+
+/*
+ * Module load: the settings, then the hooks.  A preloading postmaster then
+ * takes its start-up step here: apart from the shared memory hooks, this
+ * is the one place it runs a library's code before it forks.  The facts
+ * are gathered on first need (there, by the check of a "tsc" from the
+ * configuration, or by ft_server_start).
  */
 void
 _PG_init(void)
 {
 #ifdef FASTTIME_FAULT_INJECTION
-	ft_fault_register();		/* test builds: before any fact is gathered */
+	ft_fault_init();			/* fault builds: before any fact is gathered */
 #endif
-	if (process_shared_preload_libraries_in_progress)
-		(void) ft_get_facts();
-
 	DefineCustomEnumVariable("fasttime.clock_source",
 							 "Clock used to time plan nodes (EXPLAIN ANALYZE, auto_explain).",
 							 "auto uses the TSC only where it is usable, the kernel uses it too, and it is cheaper; "
@@ -474,34 +487,11 @@ _PG_init(void)
 							 NULL,
 							 NULL);
 
-#ifdef FASTTIME_FAULT_INJECTION
-	ft_fault_define_gucs();
-#endif
 	MarkGUCPrefixReserved("fasttime");
-
-	if (ft_startup_refusal[0] != '\0')
-		ereport(FATAL,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("fasttime.clock_source is \"tsc\" but the %s cannot be used on this machine",
-						ft_counter_name(ft_get_facts())),
-				 errdetail("%s", ft_sentence(ft_startup_refusal)),
-				 ft_hint_where_set(ft_startup_refusal_source)));
-
-	if (process_shared_preload_libraries_in_progress)
-	{
-		const FtDecision *d = ft_get_decision((FtClockSetting) ft_clock_setting);
-
-		ereport(LOG,
-				(errmsg("fasttime: fasttime.clock_source = %s, plan nodes are timed with %s, %s",
-						ft_setting_name((FtClockSetting) ft_clock_setting),
-						ft_choice_name(ft_effective_choice()),
-						ft_ordered_reads == FT_READS_BOTH ? "every call, ordered reads" :
-						ft_ordered_reads == FT_READS_START ? "every call, ordered start reads" :
-						"every call"),
-				 errdetail("%s", ft_sentence(d->reason))));
-		ft_publish_facts();
-	}
 
 	ft_install_executor_hooks();
 	ft_register_explain_option();
+
+	if (process_shared_preload_libraries_in_progress)
+		ft_server_start();
 }

@@ -4,32 +4,21 @@
  *	  Test-only faults: a node clock that jumps or crawls, and clock facts
  *	  that declare the TSC unusable.
  *
- * Only compiled with -DFASTTIME_FAULT_INJECTION (make FAULT_INJECTION=1);
- * a normal build turns this file into nothing.  A fault build must never
- * be installed where anyone else's server loads fasttime: see
+ * Only fault builds compile this file (make FAULT_INJECTION=1, which also
+ * defines FASTTIME_FAULT_INJECTION for the hooks elsewhere); the product
+ * library has none of it (test/stage_no_faults.sh).  A fault build must
+ * never be installed where anyone else's server loads fasttime: see
  * test/fault/README.md for running one from a private installation.
  *
- * Tick faults (the read the node wrapper does, see ft_node_ticks() in
- * ticks.h), armed at run time with settings any user may change:
- *
- *	fasttime.fault_tick_mode	   none | jump_back | jump_forward | slow | step
- *	fasttime.fault_tick_at		   N: the fault starts at the Nth node-clock
- *								   read after the fault settings were last
- *								   changed (default 1)
- *	fasttime.fault_tick_amount_ns  size of the jump; for slow, the time one
- *								   read takes (0 = 1000 ns); for step, how
- *								   far each read advances (0 = 1000 ns)
- *
- * step replaces the TSC by a counter that advances by exactly the same
- * amount at every read and at nothing else, so a node with no timed
- * children measures exactly that amount per call: exact timing's total
- * for such a node can be checked against its number of calls without any
- * real time in the test.
- *
- * A jump happens once and then stays: every later read is shifted by the
- * same amount, as after a TSC reset or a warp on migration.  Each process
- * counts its own reads, and a parallel worker starts counting when it
- * receives its leader's settings.
+ * The settings (fasttime.fault_*) and environment variables it reads are
+ * described in test/fault/README.md.  Tick faults replace the node clock
+ * (ft_node_ticks() in ticks.h): a jump happens once and then stays, as
+ * after a TSC reset or a warp on migration; step replaces the TSC by a
+ * counter that advances by the same amount at every read and at nothing
+ * else, so that exact timing's total for a node with no timed children can
+ * be checked against its number of calls without any real time in the
+ * test.  Each process counts its own reads, and a parallel worker starts
+ * counting when it receives its leader's settings.
  *
  * Fact faults, read from the environment when the facts are detected (in
  * the postmaster when fasttime is preloaded), applied after detection:
@@ -65,33 +54,13 @@
  * process is done as LFENCE;RDTSC instead (ticks.h), so the faked fact
  * cannot raise SIGILL.
  *
- * The kernel's CPU flags come from a file instead of /proc/cpuinfo when
- * FASTTIME_FAULT_CPUINFO_FILE names one (its "flags" line counts).
- *
- * The kernel's clocksource, read at detection and re-read at most once a
- * second afterwards (clock_state.c), comes from a file instead of sysfs
- * when FASTTIME_FAULT_CLOCKSOURCE_FILE names one: first line the current
- * clocksource, second line (optional) the available ones.  Rewriting the
- * file fakes the kernel switching clocksource at run time.
- *
- * How many disagreements of the clocks a backend takes before it gives the
- * TSC up (node_timing.c) can be raised, so that a test can watch the LOG
- * lines of many pass through their rate limit:
- *
- *	fasttime.fault_fallback_after  N >= 2, or 0 (default) for the built-in
- *
- * The facts a leader publishes for its parallel workers can be mangled,
- * to fake a worker running another build of fasttime:
- *
- *	fasttime.fault_publish_facts   none | foreign_layout | old_format |
- *								   garbage (set before the session's first
- *								   TSC-timed query: facts are published once)
- *
  * src/fault_injection.c
  *
  *-------------------------------------------------------------------------
  */
-#ifdef FASTTIME_FAULT_INJECTION
+#ifndef FASTTIME_FAULT_INJECTION
+#error "fault_injection.c belongs to fault builds only (make FAULT_INJECTION=1)"
+#endif
 
 /*
  * FT_FAULT_STANDALONE: the unit tests build this file without a server;
@@ -401,13 +370,42 @@ fault_apply_kernel_facts(char *current, size_t curlen,
 	}
 }
 
-/* FASTTIME_FAULT_CLOCKSOURCE_FILE, or NULL: see ft_read_kernel_clocksource */
-static const char *
-fault_clocksource_file(void)
+/*
+ * The kernel's clocksource as ft_read_kernel_clocksource read it from
+ * sysfs, faked: FASTTIME_FAULT_CLOCKSOURCE_FILE's first line is the
+ * current clocksource and its second (if any) the available ones, and a
+ * file that cannot be read is a clocksource that cannot be read; then the
+ * kernel_* tokens of FASTTIME_FAULT_FACTS apply.  Rewriting the file
+ * fakes the kernel switching clocksource at run time.
+ */
+static void
+fault_kernel_clocksource(char *current, size_t curlen,
+						 char *available, size_t availlen)
 {
-	const char *f = getenv("FASTTIME_FAULT_CLOCKSOURCE_FILE");
+	const char *path = getenv("FASTTIME_FAULT_CLOCKSOURCE_FILE");
 
-	return (f != NULL && f[0] != '\0') ? f : NULL;
+	if (path != NULL && path[0] != '\0')
+	{
+		FILE	   *fp = fopen(path, "r");
+		char		line[256] = "";
+
+		current[0] = '\0';
+		if (fp == NULL)
+		{
+			available[0] = '\0';
+			return;
+		}
+		if (fgets(current, (int) curlen, fp) != NULL &&
+			fgets(line, sizeof(line), fp) != NULL)
+		{
+			line[strcspn(line, "\n")] = '\0';
+			if (line[0] != '\0')
+				snprintf(available, availlen, "%s", line);
+		}
+		fclose(fp);
+		current[strcspn(current, " \n")] = '\0';
+	}
+	fault_apply_kernel_facts(current, curlen, available, availlen);
 }
 
 /* FASTTIME_FAULT_CPUINFO_FILE, or NULL: see read_kernel_cpu_flags */
@@ -457,16 +455,15 @@ fault_mangle_published(char *buf, size_t buflen)
 
 /*
  * Hook the faults into fact gathering (clock_facts.c), which calls nothing
- * of this file's by name.  _PG_init does this first thing in fault builds,
- * before the facts are gathered; so do the unit tests.
+ * of this file's by name: ft_fault_init does this, before any fact is
+ * gathered, and so do the unit tests.
  */
 void
 ft_fault_register(void)
 {
 	static const FtFactsFaults hooks = {
 		fault_apply_facts,
-		fault_clocksource_file,
-		fault_apply_kernel_facts,
+		fault_kernel_clocksource,
 		fault_cpuinfo_file,
 		fault_mangle_published
 	};
@@ -545,10 +542,15 @@ check_fault_fallback_after(int *newval, void **extra, GucSource source)
 	return true;
 }
 
-/* Define the fault settings; _PG_init calls this in fault builds only. */
+/*
+ * A fault build's part of _PG_init, which calls it first: the fact faults
+ * hooked in before any fact is gathered (defining fasttime.clock_source
+ * can gather them), and the fault settings defined.
+ */
 void
-ft_fault_define_gucs(void)
+ft_fault_init(void)
 {
+	ft_fault_register();
 	DefineCustomEnumVariable("fasttime.fault_tick_mode",
 							 "Fault injection (test builds only): how the node clock misbehaves.",
 							 NULL,
@@ -627,10 +629,3 @@ ft_fault_define_gucs(void)
 }
 
 #endif							/* !FT_FAULT_STANDALONE */
-
-#else							/* !FASTTIME_FAULT_INJECTION */
-
-/* ISO C wants at least one declaration in a translation unit */
-typedef int ft_fault_injection_disabled;
-
-#endif							/* FASTTIME_FAULT_INJECTION */

@@ -20,8 +20,8 @@
 /* hook the fact faults into clock_facts.c; before the facts are gathered */
 extern void ft_fault_register(void);
 
-/* define the fasttime.fault_* settings (needs a server) */
-extern void ft_fault_define_gucs(void);
+/* _PG_init's first step: ft_fault_register, the fasttime.fault_* settings */
+extern void ft_fault_init(void);
 
 /*
  * The node wrappers' clock reads in this process, by position: start

@@ -26,8 +26,8 @@ if [ -z "${PG_CONFIG:-}" ]; then
 fi
 export PG_CONFIG
 
-stages=(test/stage_build.sh test/stage_unit.sh test/stage_regress.sh
-		test/stage_docs.sh test/stage_tap.sh test/stage_load.sh
+stages=(test/stage_build.sh test/stage_no_faults.sh test/stage_unit.sh
+		test/stage_regress.sh test/stage_docs.sh test/stage_tap.sh test/stage_load.sh
 		test/stage_sanitize.sh test/stage_pgregress.sh)
 
 total_pass=0

@@ -4,7 +4,7 @@
 # installed there.  Also builds a FAULT_INJECTION=1 fasttime into a private
 # installation (test/fault/private_install.sh; never the system one) for
 # the tests that need fact or tick faults, and hands it to them as
-# FT_FAULT_INSTALL.
+# FT_FAULT_INSTALL; test/stage_no_faults.sh must reject that build.
 #
 # initdb and postgres refuse root, so as root the tests run as FT_TEST_USER
 # (default postgres) in a temporary directory that user owns.
@@ -62,6 +62,14 @@ if [ -z "${FT_TAP_NO_FAULT_BUILD:-}" ]; then
 	t0=$(date +%s)
 	if FT_SYSTEM_PG_CONFIG=$PG_CONFIG ft_private_install "$fault_root" FAULT_INJECTION=1; then
 		echo "# fault build ready in $(($(date +%s) - t0)) s"
+		# the product's check (stage_no_faults.sh) must see what it looks for
+		test/stage_no_faults.sh "$fault_root$pkglibdir/fasttime.so" >/dev/null
+		if [ $? -eq 1 ]; then
+			echo "# stage_no_faults.sh rejects the fault build, as it must"
+		else
+			echo "not ok - stage_no_faults.sh does not reject the fault build"
+			extra_fail=$((extra_fail + 1))
+		fi
 	else
 		echo "not ok - fault-injection build into $fault_root failed: fault tests will skip"
 		extra_fail=$((extra_fail + 1))
