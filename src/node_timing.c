@@ -363,9 +363,9 @@ inside_explain(void)
  * Is this a small plan, best left as stock built it?  Putting a plan on
  * fasttime's wrappers costs a fixed amount per query -- the walks over the
  * plan, the note, the run hooks' bookkeeping and, for the TSC, the clock
- * cross-check: on 18 about 360 instructions, ~0.1 us on the guests
- * measured (docs/performance.md) -- which the cheaper clock pays back a
- * call at a time: two reads a call, each 7 ns cheaper than
+ * cross-check: on 18 about 360 instructions a one-row query (callgrind,
+ * bench/results/2026-12-04-nested), ~0.1 us -- which the cheaper clock
+ * pays back a call at a time: two reads a call, each 7 ns cheaper than
  * clock_gettime() where the TSC saves least (kind (b): fasttime_overhead()
  * reads 29 and 22 ns).  A plan of fewer than FT_SMALL_PLAN_CALLS
  * estimated node calls -- a one-row lookup, an UPDATE or INSERT of a row:
