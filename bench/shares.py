@@ -653,6 +653,8 @@ def cmd_collapse(a):
         dst.flush()
         if not a.keep:
             os.unlink(data)
+            if os.path.exists(data + ".log"):
+                os.unlink(data + ".log")
         print("shares: collapsed %s (%d samples), %d of %d, %.0f s" %
               (r["perf"], n, i + 1, len(todo), time.monotonic() - t0), file=sys.stderr, flush=True)
 
@@ -672,6 +674,8 @@ def cmd_report(a):
     lines, summary = [], []
     per_mode = defaultdict(lambda: {"AB": [], "A": [], "B": []})
     summary_rounded = defaultdict(list)
+    misses = defaultdict(dict)
+    all_unrounded = True
     perf_self_all = []
     for shape in shapes:
         sid = shape["id"]
@@ -718,6 +722,7 @@ def cmd_report(a):
         # the modes' pictures
         M, MR, exec_ms, clipped = {}, {}, {}, {}
         unrounded = all("Shares Total Time" in r["plan"]["Plan"] for r in sruns if r["config"] in modes)
+        all_unrounded = all_unrounded and unrounded
         for m in modes:
             acc = {"A": defaultdict(float), "B": defaultdict(float)}
             accr = defaultdict(float)
@@ -782,6 +787,7 @@ def cmd_report(a):
                            key=lambda x: -abs(x[0]))
             miss_cells.append(", ".join("%d %s %+.1f" % (n["id"], n["type"], dd) for dd, n in diffs[:2]
                                         if abs(dd) >= 0.05))
+            misses[sid][m] = miss_cells[-1]
             summary.append({"shape": sid, "mode": m, "d": d, "dA": dA, "dB": dB, "self": self_,
                             "perf_self": perf_self, "exec_ms": exec_ms[m],
                             "worst_node": "%d %s" % (diffs[0][1]["id"], diffs[0][1]["label"]),
@@ -830,6 +836,16 @@ def cmd_report(a):
         for m in modes)))
     if summary_rounded:
         head.append("| from printed times | | %s |" % " | ".join(mw(summary_rounded[m]) for m in modes))
+    head += ["", "The two nodes furthest from perf's share, per shape and mode (points, + = the mode shows more):", "",
+             "| shape | " + " | ".join(MODES[m][0] for m in modes) + " |", "|---|" + "---|" * len(modes)]
+    for shape in shapes:
+        if shape["id"] in misses:
+            head.append("| %s | %s |" % (shape["id"], " | ".join(misses[shape["id"]][m] for m in modes)))
+    head += ["", "Node times: %s." % (
+        "unrounded (bench/shares_explain.c); the row 'from printed times' is the distance EXPLAIN's own "
+        "rounded per-loop figures give" if all_unrounded else
+        "**EXPLAIN's printed per-loop averages (rounded to 0.001 ms) times loops**: nodes with many "
+        "short loops are off by up to 0.0005 ms a loop")]
     with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(summary[0].keys()))
         w.writeheader()

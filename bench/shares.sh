@@ -51,8 +51,9 @@
 #                        [--modes "stock on off profile"] [--freq HZ]
 #                        [--reps N] [--stack BYTES] [--scale S] [--port P] [--out DIR]
 #                        [--so PATH] [--keep-perf]
-#   --rounds R   measured rounds, even (default 6: 3 per set)
-#   --quick      2 rounds (1 per set) at scale 0.5: a look, ~5 min
+#   --rounds R   measured rounds, even (default 10: 5 per set; ~12 min on
+#                18 on a loaded 2-vCPU guest, ~55 s a round)
+#   --quick      2 rounds (1 per set) at scale 0.5: a look, ~3 min
 #   --freq HZ    perf's sampling rate (default 4000)
 #   --reps N     plain runs per shape and round, back to back under perf
 #                (default 2: more samples, perf's picture being the noisiest)
@@ -67,7 +68,7 @@ cmdline="$0${*:+ $*}"
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 
-rounds=6
+rounds=10
 modes="stock on off profile"
 shapes=""
 freq=4000
@@ -119,6 +120,10 @@ if [ -z "$out" ]; then
 		while [ -e "$out-$i" ]; do i=$((i + 1)); done
 		out=$out-$i
 	fi
+fi
+if [ -e "$out/runs.jsonl" ] || [ -e "$out/runs.jsonl.gz" ] || [ -e "$out/stacks.jsonl" ]; then
+	echo "bench/shares.sh: $out holds a run already" >&2
+	exit 2
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
