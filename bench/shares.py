@@ -43,10 +43,11 @@ the same query, exclusive time of a node = its inclusive time minus the inclusiv
     holds the leader's waits for workers, which perf's CPU samples cannot
     see: the parallel shape's figures say how much that is.
 A node's inclusive time is the instrumentation's total over all loops,
-unrounded, which bench/shares_explain.c adds to EXPLAIN on 18 and later:
+unrounded, which bench/shares_explain.c adds to EXPLAIN on 18 and later
+(before 18, sends as a NOTICE at ExecutorEnd):
 EXPLAIN itself prints the average per loop rounded to 0.001 ms, which times
-250,000 loops is +-125 ms (without the module, on 15, that is what is
-used; the report then says so).  The report also gives the distance
+250,000 loops is +-125 ms (without the module, that is what is used;
+the report then says so).  The report also gives the distance
 computed from the printed (rounded) times, what a reader of EXPLAIN gets.
 Negative exclusive times (a child longer than its parent) count as 0.
 Runs of one set are pooled (their exclusive times summed) before the
@@ -75,8 +76,9 @@ into it on 18; a worker's is below ParallelQueryMain) to the leaf, is reduced to
 The path is matched to the plan tree (EXPLAIN FORMAT JSON of the same
 query): a node whose chain of ancestors, from the root, holds the path's
 types in order, the last being the node itself and, for a chain that
-reached standard_ExecutorRun, the first the root; a worker's path is matched below a
-Gather.  A CTE's plan hangs below each CTE Scan of it (a sample there
+reached standard_ExecutorRun, the first the root; a worker's path (a sample of a process
+other than the session's backend, or below ParallelQueryMain) is matched
+below a Gather.  A CTE's plan hangs below each CTE Scan of it (a sample there
 passes through the scan that is reading).  A path whose frames were
 tail-called away matches by skipping nodes; the fewest skips wins.  Two
 nodes matching equally well (siblings of one type whose parents call them
@@ -183,12 +185,14 @@ def compatible(path_type, node_type):
     return path_type == node_type or (path_type == ANY_SCAN and is_scan(node_type))
 
 
-def reduce_chain(frames):
-    """frames: function names from the leaf out.  Returns (worker, rooted,
-    [node types from the outermost in])."""
+def reduce_chain(frames, other_process=False):
+    """frames: function names from the leaf out; other_process: the sample
+    is not the session's backend's (a parallel worker: the postmaster's
+    children are recorded too).  Returns (worker, rooted, [node types from
+    the outermost in])."""
     frames = [f.split(".")[0] for f in frames]  # .constprop.0, .isra.0, .cold
     outer = frames[::-1]
-    worker = WORKER_ROOT in outer
+    worker = other_process or WORKER_ROOT in outer
     start, rooted = 0, False
     for k, f in enumerate(outer):
         if f in LEADER_ROOTS:
@@ -514,6 +518,32 @@ class Perf:
         self.log.close()
 
 
+def explain_json(text):
+    """EXPLAIN's JSON, with bench/shares_explain.c's NOTICE (before 18)
+    attached to its nodes as "Shares Total Time" and "Shares Workers Total
+    Time", as the module's hook adds them on 18 and later."""
+    totals, rest = None, []
+    for line in text.splitlines():
+        m = re.match(r"^(?:psql:[^ ]* )?NOTICE:\s+shares_totals: (.*)$", line)
+        if m:
+            totals = json.loads(m.group(1))
+        else:
+            rest.append(line)
+    plan = json.loads("\n".join(rest))[0]
+    if totals is not None:
+        nodes = plan_nodes(plan["Plan"])
+        if len(nodes) == len(totals):
+            for n, (tot, workers) in zip(nodes, totals):
+                if tot >= 0:
+                    n["plan"]["Shares Total Time"] = tot
+                    if n["plan"].get("Workers") is not None or workers > 0:
+                        n["plan"]["Shares Workers Total Time"] = workers
+        else:
+            print("shares: %d totals for %d plan nodes: not used" % (len(totals), len(nodes)),
+                  file=sys.stderr)
+    return plan
+
+
 def settings_sql(settings):
     out = []
     for s in filter(None, settings.split(";")):
@@ -571,7 +601,7 @@ def cmd_run(a):
                     psql.run("COMMIT;")
                 else:
                     text = psql.run("BEGIN; %s %s %s%s; COMMIT;" % (sets, MODES[cfg][1], EXPLAIN, shape["query"]))
-                    rec["plan"] = json.loads(text)[0]
+                    rec["plan"] = explain_json(text)
                 raw.write(json.dumps(rec) + "\n")
                 raw.flush()
         print("shares: round %d of %d done (%s), %.0f s" % (r, a.rounds, sset, time.monotonic() - t_start),
@@ -627,6 +657,7 @@ def perf_samples(data):
 def cmd_collapse(a):
     out = a.out
     runs = read_jsonl(out, "runs.jsonl")
+    backend = json.load(open(os.path.join(out, "modes.json")))["backend"]
     dst = open(os.path.join(out, "stacks.jsonl"), "a")
     done = set()
     if os.path.exists(os.path.join(out, "stacks.jsonl")):
@@ -641,7 +672,7 @@ def cmd_collapse(a):
         n = 0
         for pid, frames in perf_samples(data):
             n += 1
-            worker, rooted, path = reduce_chain(frames)
+            worker, rooted, path = reduce_chain(frames, pid != backend)
             key = ("W" if worker else "L") + ("" if rooted else "?") + "|" + ">".join(path)
             counts[key] += 1
             pids[pid] += 1

@@ -164,19 +164,16 @@ fi
 rm -rf "$D-lib"
 mkdir -p "$D-lib" && chmod 755 "$D-lib"
 cp "$so" "$D-lib/fasttime.so" && chmod 755 "$D-lib/fasttime.so"
-# 18 and later: bench/shares_explain.c, the unrounded node times (why: there)
-load=""
-if ((major >= 18)); then
-	mkdir -p "$D-lib/build"
-	cp bench/shares_explain.c "$D-lib/build/"
-	printf 'MODULES = shares_explain\nPGXS := $(shell $(PG_CONFIG) --pgxs)\ninclude $(PGXS)\n' >"$D-lib/build/Makefile"
-	if ! make -C "$D-lib/build" -s PG_CONFIG="$FT_PG_CONFIG" with_llvm=no >"$D-lib/build/build.log" 2>&1; then
-		cat "$D-lib/build/build.log" >&2
-		exit 1
-	fi
-	cp "$D-lib/build/shares_explain.so" "$D-lib/" && chmod 755 "$D-lib/shares_explain.so"
-	load=$D-lib/shares_explain.so
+# bench/shares_explain.c: the unrounded node times (why: there)
+mkdir -p "$D-lib/build"
+cp bench/shares_explain.c "$D-lib/build/"
+printf 'MODULES = shares_explain\nPGXS := $(shell $(PG_CONFIG) --pgxs)\ninclude $(PGXS)\n' >"$D-lib/build/Makefile"
+if ! make -C "$D-lib/build" -s PG_CONFIG="$FT_PG_CONFIG" with_llvm=no >"$D-lib/build/build.log" 2>&1; then
+	cat "$D-lib/build/build.log" >&2
+	exit 1
 fi
+cp "$D-lib/build/shares_explain.so" "$D-lib/" && chmod 755 "$D-lib/shares_explain.so"
+load=$D-lib/shares_explain.so
 
 say "shares: cluster in $D, port $port, PostgreSQL $major"
 ft_cluster_start "$D" "$port" "jit = off" "autovacuum = off" \

@@ -1,7 +1,7 @@
 /*
  * bench/shares_explain.c: a benchmark-only module for bench/shares.sh
- * (PostgreSQL 18 and later; never installed, LOADed by absolute path into
- * the benchmark's one session).
+ * (never installed, LOADed by absolute path into the benchmark's one
+ * session).
  *
  * EXPLAIN prints a node's "Actual Total Time" as the average per loop,
  * rounded to 0.001 ms.  Times loops, that is the node's inclusive time
@@ -20,20 +20,35 @@
  *
  * Nothing else changes: the hook runs after the node's own properties and
  * calls any previous hook (fasttime's, if it ever has one).
+ *
+ * Before 18 there is no per-node EXPLAIN hook.  There an ExecutorEnd hook
+ * (which EXPLAIN ANALYZE reaches after printing the plan, with every
+ * node's InstrEndLoop done) sends the same figures as one NOTICE,
+ *   shares_totals: [[total_ms, workers_ms], ...]
+ * one pair per plan node in the order EXPLAIN prints them (initPlans,
+ * outer, inner, special children, subPlans: planstate_tree_walker's
+ * order), -1 for a node with no loops; bench/shares.py attaches them to
+ * the JSON plan.  Only for statements with timed instrumentation.
  */
 #include "postgres.h"
 
 #include "commands/explain.h"
+#if PG_VERSION_NUM >= 180000
 #include "commands/explain_format.h"
 #include "commands/explain_state.h"
+#endif
+#include "executor/executor.h"
 #include "executor/instrument.h"
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
 
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
+#if PG_VERSION_NUM >= 180000
 static explain_per_node_hook_type prev_per_node = NULL;
 
 static void
@@ -60,9 +75,59 @@ shares_per_node(PlanState *planstate, List *ancestors, const char *relationship,
 	}
 }
 
+#else
+
+static ExecutorEnd_hook_type prev_executor_end = NULL;
+
+static bool
+shares_walk(PlanState *planstate, void *context)
+{
+	StringInfo	buf = (StringInfo) context;
+	Instrumentation *in = planstate->instrument;
+	double		workers = 0.0;
+
+	if (planstate->worker_instrument)
+	{
+		WorkerInstrumentation *w = planstate->worker_instrument;
+
+		for (int n = 0; n < w->num_workers; n++)
+			workers += w->instrument[n].total;
+	}
+	appendStringInfo(buf, "%s[%.6f,%.6f]", buf->len > 1 ? "," : "",
+					 in && in->nloops > 0 ? 1000.0 * in->total : -1.0, 1000.0 * workers);
+	return planstate_tree_walker(planstate, shares_walk, context);
+}
+
+static void
+shares_executor_end(QueryDesc *queryDesc)
+{
+	if (queryDesc->planstate && queryDesc->planstate->instrument &&
+		(queryDesc->instrument_options & INSTRUMENT_TIMER))
+	{
+		StringInfoData buf;
+
+		initStringInfo(&buf);
+		appendStringInfoChar(&buf, '[');
+		shares_walk(queryDesc->planstate, &buf);
+		appendStringInfoChar(&buf, ']');
+		ereport(NOTICE, (errmsg("shares_totals: %s", buf.data)));
+		pfree(buf.data);
+	}
+	if (prev_executor_end)
+		prev_executor_end(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+}
+#endif
+
 void
 _PG_init(void)
 {
+#if PG_VERSION_NUM >= 180000
 	prev_per_node = explain_per_node_hook;
 	explain_per_node_hook = shares_per_node;
+#else
+	prev_executor_end = ExecutorEnd_hook;
+	ExecutorEnd_hook = shares_executor_end;
+#endif
 }
