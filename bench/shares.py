@@ -63,8 +63,11 @@ into it on 18; a worker's is below ParallelQueryMain) to the leaf, is reduced to
     scan function, which the entry function may tail-call (on 18
     ExecSeqScan jumps to SeqNext, so its frame is gone): one starts a node
     unless the node in progress is of its type already;
-  - ExecScan (execScan.c, shared by scans), when not below a scan: a scan
-    of a type its access function then names;
+  - ExecScan (execScan.c, shared by scans), unless called by its scan's
+    entry function: a scan (whose entry function tail-called it) of the
+    type its access function then names.  Below a scan's access function
+    (CteScanNext running the CTE's plan) a frame starts a node too: on 15
+    the CTE's Seq Scan is ExecScan < CteScanNext < ExecScan;
   - ExecSubPlan, ExecScanSubPlan, ExecSetParamPlan, ExecHashSubPlan,
     buildSubPlanHash: the next node starts anew (a SubPlan's Seq Scan below
     a Seq Scan's filter is another node);
@@ -201,33 +204,36 @@ def reduce_chain(frames, other_process=False):
             if k + 1 < len(outer) and outer[k + 1] == "ExecutePlan":
                 start = k + 2
             break
-    path, cur = [], None
+    path, cur, last = [], None, None  # last: the kind of the last node frame
     for f in outer[start:]:
         if f == RESCAN:
             break  # the rest is the calling node's
         if f in SUBPLAN:
-            cur = None
+            cur, last = None, None
             continue
         t = ENTRY.get(f)
         if t:
             path.append(t)
-            cur = t
+            cur, last = t, "entry"
             continue
         t = ACCESS.get(f)
         if t:
-            if cur == t:
-                continue
-            if cur == ANY_SCAN:
+            if cur == ANY_SCAN and last == "generic":
                 path[-1] = t
-            else:
+            elif not (cur == t and last in ("entry", "generic")):
                 path.append(t)
-            cur = t
+            cur, last = t, "access"
             continue
         if f in GENERIC_SCAN:
-            if cur is not None and is_scan(cur):
-                continue
-            path.append(ANY_SCAN)
-            cur = ANY_SCAN
+            # ExecScan called by its scan's entry function (or ExecScanFetch by
+            # ExecScan) is that scan's;
+            # anywhere else (below another node, or below a scan's access
+            # function, which runs the plan below it: a CTE's) it is a
+            # scan whose entry function tail-called it
+            if not (cur is not None and is_scan(cur) and last in ("entry", "generic")):
+                path.append(ANY_SCAN)
+                cur = ANY_SCAN
+            last = "generic"
     return worker, rooted, path
 
 
