@@ -61,8 +61,16 @@
 #   --scale S    data size factor (default 1: 4M ints, 1M orders, ...)
 #   --so PATH    test this fasttime.so instead of building the checkout
 # PG_CONFIG selects PostgreSQL; it needs a build with symbols (--enable-debug
-# or a -dbgsym package): static executor functions must have names.
-# Example (18): PG_CONFIG=/var/cache/fasttime-ci/pg18/bin/pg_config bench/shares.sh
+# or a -dbgsym package): static executor functions must have names.  The
+# function-to-node rules are written for 18's executor and hold for 15's
+# (bench/shares.py).  Node times are taken unrounded from
+# bench/shares_explain.c, built here against PG_CONFIG and LOADed into the
+# session (18+: an EXPLAIN per-node hook; 15-17: a NOTICE at ExecutorEnd).
+# Examples:
+#   PG_CONFIG=/var/cache/fasttime-ci/pg18/bin/pg_config bench/shares.sh
+#   PG_CONFIG=/tmp/pg15dbg/bin/pg_config bench/shares.sh --port 5542
+#       (15 built with --enable-debug from the Debian source: the package
+#       is stripped and has no -dbgsym here)
 set -euo pipefail
 cmdline="$0${*:+ $*}"
 cd "$(dirname "$0")/.."
