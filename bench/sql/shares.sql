@@ -1,0 +1,96 @@
+-- bench/sql/shares.sql: the data and the shapes of bench/shares.sh (the
+-- absolute reference: perf's picture of the plain query against each timing
+-- mode's EXPLAIN ANALYZE picture).  psql variable: scale (1 = the sizes
+-- below; 0.25 for a quick look).
+--
+-- Every shape is one query whose plan has no two nodes of one type that the
+-- stack cannot tell apart (bench/shares.py, "Mapping samples to plan
+-- nodes"): siblings are of different types, or one of them sits under a
+-- node the other has not (a hash join's inner side under its Hash).  Each
+-- returns one row, so that sending rows to the client (outside every plan
+-- node) is nothing.  settings: GUCs set (SET LOCAL) for the shape in every
+-- configuration, the plain run included, so that all runs get one plan.
+
+\set ON_ERROR_STOP 1
+SET client_min_messages = warning;
+SET max_parallel_workers_per_gather = 0;
+SET maintenance_work_mem = '512MB';
+
+DROP TABLE IF EXISTS shares_ints, shares_texts, shares_orders, shares_customers,
+	shares_mem, shares_shapes;
+
+-- count(*), filter, arithmetic, parallel, CTE: 4M ints
+CREATE TABLE shares_ints(key int NOT NULL);
+INSERT INTO shares_ints SELECT generate_series(1, (4000000 * :scale)::int);
+
+-- sort: 600k text keys in random order (md5 of the row number)
+CREATE TABLE shares_texts(t text NOT NULL);
+INSERT INTO shares_texts SELECT md5(i::text) FROM generate_series(1, (600000 * :scale)::int) i;
+
+-- joins: 1M orders, 100k customers (10 orders each, spread by
+-- multiplicative hashing so that no join sees its input in key order);
+-- g: 2,000 distinct customers for the Memoize shape
+CREATE TABLE shares_customers(id int PRIMARY KEY, region int NOT NULL);
+INSERT INTO shares_customers SELECT i, i % 20 FROM generate_series(1, 100000) i;
+CREATE TABLE shares_orders(id int PRIMARY KEY, customer_id int NOT NULL,
+						   g int NOT NULL, qty int NOT NULL);
+INSERT INTO shares_orders
+SELECT i, 1 + (i::bigint * 7919) % 100000, 1 + (i::bigint * 104729) % 2000, 1 + i % 9
+FROM generate_series(1, (1000000 * :scale)::int) i;
+CREATE INDEX shares_orders_customer ON shares_orders(customer_id);
+
+-- memory-bound scan: 3M rows of ~100 bytes (~400 MB), an index on a
+-- random permutation of the rows: an index scan's heap fetches land on
+-- random pages of a table far larger than the caches
+CREATE TABLE shares_mem(id int NOT NULL, r int NOT NULL, v int NOT NULL, pad text NOT NULL);
+INSERT INTO shares_mem
+SELECT i, ((i::bigint * 1000003) % (3000000 * :scale)::int)::int, i % 97, repeat('m', 64)
+FROM generate_series(1, (3000000 * :scale)::int) i;
+CREATE INDEX shares_mem_r ON shares_mem(r);
+
+VACUUM FREEZE ANALYZE shares_ints, shares_texts, shares_customers, shares_orders, shares_mem;
+CHECKPOINT;
+
+-- The shapes, in report order.
+CREATE TABLE shares_shapes(id text PRIMARY KEY, ord int NOT NULL, title text NOT NULL,
+						   settings text NOT NULL, query text NOT NULL);
+INSERT INTO shares_shapes VALUES
+('count', 1, 'count(*) over 4M ints', '',
+ $q$SELECT count(*) FROM shares_ints$q$),
+('filter', 2, 'a scan filtering 6 rows of 7', '',
+ $q$SELECT count(*) FROM shares_ints WHERE key % 7 = 0$q$),
+('arith', 3, 'an aggregate of arithmetic expressions', '',
+ $q$SELECT sum(key * 3 + 1), sum((key % 1000) * (key % 7)), avg(key::float8 * 0.5 + 1.0), max(key / 3 - key % 11) FROM shares_ints$q$),
+('hashjoin', 4, 'hash join (1M x 100k) under an aggregate',
+ 'enable_mergejoin=off;enable_nestloop=off;work_mem=256MB',
+ $q$SELECT count(*), sum(o.qty * c.region) FROM shares_orders o JOIN shares_customers c ON c.id = o.customer_id$q$),
+('sort', 5, 'sort of 600k text keys (collation "C")', 'work_mem=512MB',
+ $q$SELECT count(*) FROM (SELECT t FROM shares_texts ORDER BY t COLLATE "C" OFFSET 0) s$q$),
+('nestloop', 6, 'nested loop, index scan rescanned 20k times',
+ 'enable_hashjoin=off;enable_mergejoin=off;enable_bitmapscan=off;enable_material=off;enable_memoize=off',
+ $q$SELECT sum(o.qty) FROM shares_customers c JOIN shares_orders o ON o.customer_id = c.id WHERE c.id % 5 = 0$q$),
+('subplan', 7, 'a correlated SubPlan (an index scan) in a scan''s filter, 200k calls', '',
+ $q$SELECT count(*) FROM shares_orders o WHERE o.id % 5 = 0 AND o.qty <= (SELECT c.region FROM shares_customers c WHERE c.id = o.customer_id)$q$),
+('parallel', 8, 'parallel aggregate: the leader and one worker',
+ 'max_parallel_workers_per_gather=1;parallel_setup_cost=0;parallel_tuple_cost=0;min_parallel_table_scan_size=0;parallel_leader_participation=on',
+ $q$SELECT count(*), sum(key % 13) FROM shares_ints WHERE key % 3 <> 0$q$),
+('membound', 9, 'memory-bound scan: 300k heap fetches at random pages of 400 MB',
+ 'enable_seqscan=off;enable_bitmapscan=off',
+ $q$SELECT sum(v) FROM shares_mem WHERE r < 300000$q$),
+('memoize', 10, 'Memoize: 250k outer rows, 2,000 distinct keys',
+ 'enable_hashjoin=off;enable_mergejoin=off;enable_memoize=on;enable_material=off',
+ $q$SELECT sum(c.region) FROM shares_orders o JOIN shares_customers c ON c.id = o.g WHERE o.id % 4 = 0$q$),
+('mergejoin', 11, 'Merge Join: an index-only scan against a sort of 250k rows',
+ 'enable_hashjoin=off;enable_nestloop=off;enable_seqscan=off;enable_indexscan=off;enable_bitmapscan=off;work_mem=256MB',
+ $q$SELECT count(*), sum(o.qty) FROM shares_orders o JOIN shares_customers c ON c.id = o.customer_id WHERE o.id % 4 = 0$q$),
+('cte', 12, 'a CTE scanned twice (a hash join of it with itself)',
+ 'enable_mergejoin=off;enable_nestloop=off;work_mem=256MB',
+ $q$WITH c AS MATERIALIZED (SELECT key, key % 1000 AS g FROM shares_ints WHERE key % 8 = 0) SELECT count(*), sum(c1.g) FROM c c1 JOIN c c2 ON c2.key = c1.key$q$),
+('window', 13, 'a window function over a sort of 500k rows', 'work_mem=256MB',
+ $q$SELECT count(*), sum(w) FROM (SELECT sum(key) OVER (ORDER BY key % 1000, key ROWS BETWEEN 3 PRECEDING AND CURRENT ROW) AS w FROM shares_ints WHERE key <= 500000) s$q$),
+('material', 14, 'a Materialize rescanned 2,000 times (a nested loop''s join filter, 1M pairs)',
+ 'enable_hashjoin=off;enable_mergejoin=off;enable_material=on',
+ $q$SELECT count(*) FROM shares_customers a JOIN shares_customers b ON b.region < a.region WHERE a.id % 50 = 0 AND b.id % 200 = 0$q$);
+
+SELECT relname, pg_size_pretty(pg_relation_size(oid)) AS size
+FROM pg_class WHERE relname LIKE 'shares\_%' AND relkind = 'r' ORDER BY relname;
