@@ -347,6 +347,9 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		if (buf || wal)
 			ft_usage_transition(buf, wal, isa);
 		ft_chain_unlink(uf);
+#ifdef FASTTIME_FAULT_INJECTION
+		ft_prof_fault_at_return(node);
+#endif
 		if (likely(!pf->settled))
 		{
 			ft_prof_add(instr, stop > start ? stop - start : 0, tsc);

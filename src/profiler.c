@@ -131,6 +131,15 @@ static int	ft_prof_max_ms = 1;
 static volatile uint32 ft_prof_step_ticks = 0;
 volatile sig_atomic_t ft_prof_rearm_pending = 0;
 
+static void ft_prof_tick(void);
+
+#ifdef FASTTIME_FAULT_INJECTION
+/* fasttime.fault_switch_at_return: this run's switch instant has come */
+static bool ft_prof_fault_switch_armed = false;
+
+static void ft_prof_fault_tick(void);
+#endif
+
 /* cost of one read of each clock, ns, measured at first use; 0 unknown */
 static double ft_prof_read_ns[2] = {0, 0};
 
@@ -310,6 +319,11 @@ ft_prof_rearm(void)
 							 want);
 		pg_compiler_barrier();
 		ft_prof_cur_ms = want;
+#ifdef FASTTIME_FAULT_INJECTION
+		if (ft_fault_lengthen_in_gate_open)
+			ereport(LOG,
+					(errmsg("fasttime fault injection: profiled timing's tick re-armed at %d ms", want)));
+#endif
 	}
 	pg_compiler_barrier();
 	ft_prof_rearm_pending = 0;
@@ -333,6 +347,15 @@ ft_prof_gate_open(void)
 		if (f->mode == FT_FRAME_EXACT)
 			return;
 	}
+#ifdef FASTTIME_FAULT_INJECTION
+	if (ft_fault_lengthen_in_gate_open && ft_prof_switched &&
+		!ft_prof_rearm_pending && ft_prof_cur_ms < ft_prof_max_ms)
+	{
+		/* the tick that asks for the longer interval lands here */
+		ft_prof_step_ticks = FT_PROF_TICKS_PER_STEP - 1;
+		ft_prof_fault_tick();
+	}
+#endif
 	ft_prof_gate = FT_FRAME_PROFILED;
 }
 
@@ -353,6 +376,93 @@ ft_prof_fault_switch(void)
 	ft_prof_pending = 0;
 	ft_prof_last = now;
 	ft_prof_switch(now);
+}
+
+/*
+ * Fault builds: the tick, delivered here as the timeout machinery would
+ * deliver it (with SIGALRM blocked meanwhile, so that a real tick cannot
+ * land inside this one; it comes right after instead).
+ */
+static void
+ft_prof_fault_tick(void)
+{
+	sigset_t	alrm;
+	sigset_t	saved;
+
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	sigprocmask(SIG_BLOCK, &alrm, &saved);
+	ft_prof_tick();
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+}
+
+/* Does a fault setting name this node's type, as EXPLAIN names it? */
+static bool
+ft_prof_fault_names(const char *setting, PlanState *node)
+{
+	const char *name;
+
+	if (setting == NULL || setting[0] == '\0')
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_AggState:
+			name = "Aggregate";
+			break;
+		case T_BitmapHeapScanState:
+			name = "Bitmap Heap Scan";
+			break;
+		case T_FunctionScanState:
+			name = "Function Scan";
+			break;
+		case T_HashJoinState:
+			name = "Hash Join";
+			break;
+		case T_LimitState:
+			name = "Limit";
+			break;
+		case T_MaterialState:
+			name = "Materialize";
+			break;
+		case T_NestLoopState:
+			name = "Nested Loop";
+			break;
+		case T_SeqScanState:
+			name = "Seq Scan";
+			break;
+		case T_SortState:
+			name = "Sort";
+			break;
+		case T_SubqueryScanState:
+			name = "Subquery Scan";
+			break;
+		default:
+			return false;
+	}
+	return strcmp(setting, name) == 0;
+}
+
+/*
+ * Fault builds: an exact call of this node has just left the chain, and
+ * has not settled its time with the frames below it yet.
+ * fasttime.fault_tick_at_return delivers a tick here, at every such
+ * return of a node of the type it names; fasttime.fault_switch_at_return
+ * makes the run's first one the instant of the switch (ft_prof_tick
+ * switches at no other until then).
+ */
+void
+ft_prof_fault_at_return(PlanState *node)
+{
+	if (ft_prof_depth == 0)
+		return;
+	if (!ft_prof_fault_switch_armed &&
+		ft_prof_fault_names(ft_fault_switch_at_return, node))
+	{
+		ft_prof_fault_switch_armed = true;
+		ft_prof_fault_tick();
+	}
+	if (ft_prof_fault_names(ft_fault_tick_at_return, node))
+		ft_prof_fault_tick();
 }
 #endif
 
@@ -447,6 +557,22 @@ ft_prof_lengthen(void)
 }
 
 /*
+ * Has the exact prefix of the outermost run lasted long enough, by time or
+ * by its reads?  (Fault builds with fasttime.fault_switch_at_return: once
+ * the instant it names has come, and not before.)
+ */
+static inline bool
+ft_prof_switch_due(uint64 now)
+{
+#ifdef FASTTIME_FAULT_INJECTION
+	if (ft_fault_switch_at_return != NULL && ft_fault_switch_at_return[0] != '\0')
+		return ft_prof_fault_switch_armed;
+#endif
+	return now - ft_prof_run_start >= ft_prof_threshold ||
+		ft_prof_calls_so_far() >= ft_prof_max_calls;
+}
+
+/*
  * The tick (a timeout handler: it runs in the SIGALRM handler, and does
  * nothing but arithmetic on memory and one clock read).  A tick that
  * lands while the main code is changing counters of frames on the chain
@@ -526,9 +652,7 @@ ft_prof_tick(void)
 	}
 	if (ft_prof_switched)
 		ft_prof_lengthen();
-	if (!ft_prof_switched &&
-		(now - ft_prof_run_start >= ft_prof_threshold ||
-		 ft_prof_calls_so_far() >= ft_prof_max_calls))
+	if (!ft_prof_switched && ft_prof_switch_due(now))
 	{
 		ft_prof_switch(now);
 		/* everything before the switch was timed exactly */
@@ -901,6 +1025,15 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 	*saved_frames = ft_prof_frames;
 	*saved_nframes = ft_prof_nframes;
 
+#ifdef FASTTIME_FAULT_INJECTION
+	if (ft_fault_nested_units && ft_prof_depth > 0)
+	{
+		/* nested: instr_time in ticks half as long as the run's */
+		ft_instr_units.tsc.mult *= 2;
+		ft_instr_units.ns.mult *= 2;
+	}
+#endif
+
 	if (ft_prof_depth == ft_prof_stack_size)
 	{
 		int			n = Max(8, ft_prof_stack_size * 2);
@@ -937,6 +1070,9 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 		ft_prof_max_ms = Max(ft_profile_interval_ms, ft_profile_interval_max_ms);
 		ft_prof_step_ticks = 0;
 		ft_prof_rearm_pending = 0;
+#ifdef FASTTIME_FAULT_INJECTION
+		ft_prof_fault_switch_armed = false;
+#endif
 	}
 
 	/* no tick between here and the end of the mode change */

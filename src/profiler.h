@@ -172,6 +172,7 @@ ft_prof_rearm_if_asked(void)
 #define FT_PROF_TICKS_PER_STEP 250
 #ifdef FASTTIME_FAULT_INJECTION
 extern void ft_prof_fault_switch(void);
+extern void ft_prof_fault_at_return(PlanState *node);
 #endif
 
 /* executor hooks' side (profiler.c) */
