@@ -184,21 +184,20 @@ ft_prof_credit(FtProfFrame *from, uint64 delta, bool tsc)
  * the time before it belongs to whatever was executing then, which only
  * a tick can tell (crediting it to the frames below the call, which
  * happen to be the chain when it starts, handed a node rescanned once per
- * outer row the time its callers spent between rows).
+ * outer row the time its callers spent between rows).  The caller holds
+ * ft_prof_busy from before it unlinked the call (node_wrappers.c), so
+ * that no tick sees the call off the chain and not yet settled.
  */
 void
 ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now, bool tsc)
 {
 	uint64		span;
 
-	ft_prof_busy = 1;
-	pg_compiler_barrier();
+	Assert(ft_prof_busy);
 	ft_prof_credit(from, delta, tsc);
 	/* exact time inside this tick interval: no more than the interval */
 	span = ft_prof_since_last(now);
 	ft_prof_carved += Min(delta, span);
-	pg_compiler_barrier();
-	ft_prof_busy = 0;
 }
 
 /*

@@ -37,6 +37,9 @@
  * chain, in a signal handler; the main code changes a node's counter only
  * while its frame is off the chain (after its call returned), or under
  * ft_prof_busy, which makes a tick that lands then wait for the next one.
+ * An exact call takes ft_prof_busy around its start and link, and around
+ * its unlink and settle-up, so that no tick finds it off the chain with
+ * its time already its callers' or not yet theirs.
  *
  * src/profiler.h
  *
