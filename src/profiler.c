@@ -335,7 +335,10 @@ ft_prof_rearm(void)
  * chain is exact.  Runs in main code, before the call links its own
  * (profiled) frame; a tick only ever makes frames profiled, so what the
  * walk finds stays true until main code links or makes an exact frame,
- * which shuts the gate first.  One walk per stretch of exact calls.
+ * which shuts the gate first.  One walk per stretch of exact calls.  A
+ * tick that lands after the walk and shuts the gate to ask for a re-arm
+ * has its shutting undone by the opening: so the opening looks again once
+ * the gate is open, and does what the tick asked.
  */
 void
 ft_prof_gate_open(void)
@@ -356,6 +359,8 @@ ft_prof_gate_open(void)
 	}
 #endif
 	ft_prof_gate = FT_FRAME_PROFILED;
+	pg_compiler_barrier();
+	ft_prof_rearm_if_asked();
 }
 
 #ifdef FASTTIME_FAULT_INJECTION
@@ -540,13 +545,20 @@ ft_prof_measure_read_ns(bool tsc)
  * re-arm the timeout: the tick asks for it and shuts the fast path's gate,
  * so that the next node call takes the slow path, which re-arms it
  * (ft_prof_rearm).  Until then the ticks go on at the old interval and
- * count nothing; a run that makes no further node call (its last call is
- * under way) keeps the old interval, which costs it no precision.
+ * count nothing, and each shuts the gate again, in case an opening under
+ * way when the asking tick came undid its shutting; a run that makes no
+ * further node call (its last call is under way) keeps the old interval,
+ * which costs it no precision.
  */
 static inline void
 ft_prof_lengthen(void)
 {
-	if (ft_prof_rearm_pending || ft_prof_cur_ms >= ft_prof_max_ms)
+	if (ft_prof_rearm_pending)
+	{
+		ft_prof_gate = FT_FRAME_NONE;
+		return;
+	}
+	if (ft_prof_cur_ms >= ft_prof_max_ms)
 		return;
 	if (++ft_prof_step_ticks < FT_PROF_TICKS_PER_STEP)
 		return;
