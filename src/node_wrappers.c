@@ -368,7 +368,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 #endif
 		if (likely(!pf->settled))
 		{
-			ft_prof_add(instr, stop > start ? stop - start : 0, tsc);
+			ft_prof_add(pf, stop > start ? stop - start : 0, tsc);
 			if (unlikely(caller != NULL && caller->mode == FT_FRAME_PROFILED))
 				ft_prof_settle_up(caller, stop > pf->owed_from ? stop - pf->owed_from : 0,
 								  stop, tsc);

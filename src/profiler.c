@@ -47,6 +47,12 @@
  * node's inclusive time contains its exact callees' exactly, and no time
  * is handed to a node for being on the chain when an exact call starts.
  *
+ * Every credit is converted to the unit of the query whose node it is
+ * credited to (FtInstrUnits, compat.h: on 19 the unit of instr_time
+ * follows timing_clock_source when the query started, and a query run by
+ * a function inside a node may have started under another setting than
+ * the node's own query), not to the unit of the query running now.
+ *
  * The ticks run only while a profiled query runs; the timeout is
  * registered in each backend at first use (a registration made in
  * _PG_init of a preloaded library is undone by InitializeTimeouts in each
@@ -170,10 +176,21 @@ ft_prof_since_last(uint64 now)
 static inline void
 ft_prof_credit(FtProfFrame *from, uint64 delta, bool tsc)
 {
+	const FtInstrUnits *u = NULL;
+	uint64		units = 0;
+
 	if (delta == 0)
 		return;
 	for (FtProfFrame *f = from; f != NULL && f->mode == FT_FRAME_PROFILED; f = ft_prof_below(f))
-		ft_prof_add(f->instr, delta, tsc);
+	{
+		/* each frame in its own query's unit: converted once per query */
+		if (f->units != u)
+		{
+			u = f->units;
+			units = ft_prof_units(u, delta, tsc);
+		}
+		ft_instr_time_add_units(&f->instr->counter, units);
+	}
 }
 
 /*
@@ -237,7 +254,7 @@ ft_prof_switch(uint64 now)
 		}
 		else
 		{
-			ft_prof_add(f->instr, now > f->start ? now - f->start : 0, ft_prof_tsc);
+			ft_prof_add(f, now > f->start ? now - f->start : 0, ft_prof_tsc);
 			f->settled = true;
 			f->mode = FT_FRAME_PROFILED;
 		}
@@ -289,7 +306,7 @@ ft_prof_join_late(FtProfFrame *pf, uint64 start)
 	}
 	else
 	{
-		ft_prof_add(pf->instr, at > start ? at - start : 0, ft_prof_tsc);
+		ft_prof_add(pf, at > start ? at - start : 0, ft_prof_tsc);
 		pf->settled = true;
 	}
 }
@@ -707,6 +724,7 @@ ft_prof_mark(FtProfWalk *w, PlanState *ps, bool permanent)
 	/* the frame lives in the node's own (usage.h), zeroed when made */
 	f = &ft_usage_frame_of(ps)->prof;
 	f->instr = ps->instrument;
+	f->units = &w->q->units;
 	f->mode = FT_FRAME_EXACT;
 	w->q->frames[id] = f;
 	if (permanent || ps->instrument->async_mode)
@@ -781,6 +799,7 @@ ft_prof_query_create(PlanState *planstate, List *subplanstates, int nframes,
 	q->nframes = Max(nframes, 0);
 	q->frames = MemoryContextAllocZero(cxt, sizeof(FtProfFrame *) * Max(nframes, 1));
 	q->tsc = tsc;
+	q->units = ft_instr_units;	/* ft_prof_enter sets it for each run */
 	q->interval_ms = ft_profile_interval_ms;
 	q->after_ms = ft_profile_after_ms;
 	w.q = q;
@@ -1089,6 +1108,8 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 	/* no tick between here and the end of the mode change */
 	ft_prof_busy = 1;
 	pg_compiler_barrier();
+	/* the unit its nodes' times are written in (node_timing.c set it) */
+	q->units = ft_instr_units;
 	for (int j = 0; j < q->nframes; j++)
 	{
 		FtProfFrame *f = q->frames[j];

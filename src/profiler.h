@@ -39,7 +39,8 @@
  * ft_prof_busy, which makes a tick that lands then wait for the next one.
  * An exact call takes ft_prof_busy around its start and link, and around
  * its unlink and settle-up, so that no tick finds it off the chain with
- * its time already its callers' or not yet theirs.
+ * its time already its callers' or not yet theirs.  Every frame points at
+ * the unit its query writes times in, and is credited in it (profiler.c).
  *
  * src/profiler.h
  *
@@ -80,6 +81,8 @@ typedef struct FtProfQuery
 	double		exact_ms;		/* the outermost run's time at the switch */
 	int			interval_ms;	/* the settings it ran with */
 	int			after_ms;
+	FtInstrUnits units;			/* the unit its times are written in (its
+								 * frames point here) */
 } FtProfQuery;
 
 /* main code is changing counters of frames on the chain */
@@ -132,14 +135,25 @@ ft_prof_core_will_run(PlanState *node)
 	return true;
 }
 
-/* Add a clock difference to a node's time, in the query's unit. */
-static inline void
-ft_prof_add(FtNodeInstr *instr, uint64 delta, bool tsc)
+/*
+ * A difference of the profiler's clock (TSC ticks, or clock_gettime
+ * nanoseconds) in instr_time ticks of a query's unit.
+ */
+static inline uint64
+ft_prof_units(const FtInstrUnits *u, uint64 delta, bool tsc)
 {
-	if (tsc)
-		ft_instr_time_add_ticks(&instr->counter, (int64) delta);
-	else
-		ft_instr_time_add_ns(&instr->counter, delta);
+	return ft_ticks_to_ns(tsc ? &u->tsc : &u->ns,
+						  (int64) Min(delta, (uint64) PG_INT64_MAX));
+}
+
+/*
+ * Add a clock difference to a node's time, in the unit of the node's own
+ * query (which need not be the query running now: profiler.c).
+ */
+static inline void
+ft_prof_add(FtProfFrame *pf, uint64 delta, bool tsc)
+{
+	ft_instr_time_add_units(&pf->instr->counter, ft_prof_units(pf->units, delta, tsc));
 }
 
 extern void ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now,
