@@ -303,6 +303,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		result = node->ExecProcNodeReal(node);
 		if (buf || wal)
 			ft_usage_transition(buf, wal, isa);
+		ft_prof_resume_if_suspended();
 		ft_chain_unlink(uf);
 	}
 	else
@@ -313,6 +314,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		/* an exact frame on the chain: the fast path's gate shut first */
 		ft_prof_gate = FT_FRAME_NONE;
 		pg_compiler_barrier();
+		ft_prof_resume_if_suspended();
 		ft_prof_rearm_if_asked();
 		if (profiled)
 			pf->mode = FT_FRAME_EXACT;	/* for this call */
@@ -348,6 +350,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		stop = tsc ? FT_TICKS_ORDERED_AT(1) : (uint64) ft_read_clock_gettime_ns();
 		if (buf || wal)
 			ft_usage_transition(buf, wal, isa);
+		ft_prof_resume_if_suspended();
 
 		/*
 		 * The unlink and the settle-up as one step, under ft_prof_busy: a
@@ -461,6 +464,7 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 	result = node->ExecProcNodeReal(node);
 	if (buf || wal)
 		ft_usage_transition(buf, wal, isa);
+	ft_prof_resume_if_suspended();
 	ft_chain_unlink(uf);
 
 	save_tuplecount = instr->tuplecount;

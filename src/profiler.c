@@ -47,6 +47,15 @@
  * node's inclusive time contains its exact callees' exactly, and no time
  * is handed to a node for being on the chain when an exact call starts.
  *
+ * A tick that finds the backend waiting (it reports a wait event: a
+ * Gather's leader waiting for its workers, a lock, pg_sleep) stops the
+ * ticks until the next call of a profiled query starts or returns
+ * (ft_prof_suspend, ft_prof_resume): PostgreSQL's SIGALRM handler sets
+ * the process latch, so every tick would wake the waiting backend, and
+ * while no call starts or returns every tick would credit the same
+ * frames.  The transition that resumes the ticks credits those frames the
+ * time since the last tick, exactly.
+ *
  * Every credit is converted to the unit of the query whose node it is
  * credited to (FtInstrUnits, compat.h: on 19 the unit of instr_time
  * follows timing_clock_source when the query started, and a query run by
@@ -72,6 +81,7 @@
 #include "utils/memutils.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
 #include "clock_state.h"
 #include "fault_injection.h"
@@ -138,6 +148,13 @@ static volatile uint32 ft_prof_step_ticks = 0;
 volatile sig_atomic_t ft_prof_rearm_pending = 0;
 
 static void ft_prof_tick(void);
+
+/*
+ * The tick stopped itself in a wait (ft_prof_suspend), and the instant it
+ * was due then.
+ */
+volatile sig_atomic_t ft_prof_suspended = 0;
+static TimestampTz ft_prof_suspend_fin = 0;
 
 #ifdef FASTTIME_FAULT_INJECTION
 /* fasttime.fault_switch_at_return: this run's switch instant has come */
@@ -348,18 +365,20 @@ ft_prof_rearm(void)
 /*
  * A plain profiled call found the fast path's gate shut (an exact call
  * shut it, and may have returned since, or the tick wants the timeout
- * re-armed): re-arm it if asked, and open the gate if no frame on the
- * chain is exact.  Runs in main code, before the call links its own
- * (profiled) frame; a tick only ever makes frames profiled, so what the
- * walk finds stays true until main code links or makes an exact frame,
- * which shuts the gate first.  One walk per stretch of exact calls.  A
- * tick that lands after the walk and shuts the gate to ask for a re-arm
- * has its shutting undone by the opening: so the opening looks again once
- * the gate is open, and does what the tick asked.
+ * re-armed, or stopped itself in a wait): resume or re-arm the tick if
+ * asked, and open the gate if no frame on the chain is exact.  Runs in
+ * main code, before the call links its own (profiled) frame; a tick only
+ * ever makes frames profiled, so what the walk finds stays true until
+ * main code links or makes an exact frame, which shuts the gate first.
+ * One walk per stretch of exact calls.  A tick that lands after the walk
+ * and shuts the gate to ask for a re-arm (or stops itself) has its
+ * shutting undone by the opening: so the opening looks again once the
+ * gate is open, and does what the tick asked.
  */
 void
 ft_prof_gate_open(void)
 {
+	ft_prof_resume_if_suspended();
 	ft_prof_rearm_if_asked();
 	for (FtProfFrame *f = ft_chain_prof(ft_chain_top); f != NULL; f = ft_prof_below(f))
 	{
@@ -377,6 +396,7 @@ ft_prof_gate_open(void)
 #endif
 	ft_prof_gate = FT_FRAME_PROFILED;
 	pg_compiler_barrier();
+	ft_prof_resume_if_suspended();
 	ft_prof_rearm_if_asked();
 }
 
@@ -601,36 +621,20 @@ ft_prof_switch_due(uint64 now)
 }
 
 /*
- * The tick (a timeout handler: it runs in the SIGALRM handler, and does
- * nothing but arithmetic on memory and one clock read).  A tick that
- * lands while the main code is changing counters of frames on the chain
- * credits nothing: that code sets the clock of the last event itself, and
- * the next tick credits from there.
+ * Credit the time since the last tick (or resumption) as of "now": to
+ * the profiled frames on top of the chain, or, inside an exact call on top
+ * of profiled frames, that call's time so far to the frames below it and
+ * the rest to the next instant outside exact calls.  The tick's work, and
+ * the resumption's (ft_prof_resume); the caller keeps ticks out.
  */
-static volatile uint64 ft_prof_idle_ticks = 0;
-
 static void
-ft_prof_tick(void)
+ft_prof_credit_until(uint64 now)
 {
-	uint64		now;
 	uint64		span;
 	uint64		rest;
-	FtProfFrame *top;
+	FtProfFrame *top = ft_chain_prof(ft_chain_top);
 	FtProfFrame *exact = NULL;
 	FtProfFrame *below;
-
-	if (ft_prof_depth == 0)
-	{
-		ft_prof_idle_ticks++;	/* ft_prof_tick_cost_ns is measuring */
-		return;
-	}
-	if (ft_prof_busy)
-	{
-		ft_prof_deferred_total++;
-		return;
-	}
-	now = ft_prof_now(ft_prof_tsc);
-	top = ft_chain_prof(ft_chain_top);
 
 	/* the outermost of the exact calls on top of the chain, if any */
 	for (below = top; below != NULL && below->mode == FT_FRAME_EXACT; below = ft_prof_below(below))
@@ -667,6 +671,123 @@ ft_prof_tick(void)
 		 */
 		ft_prof_pending += rest;
 	}
+}
+
+/*
+ * Is the backend waiting (it has reported a wait event: on its latch, a
+ * lock, a condition variable, I/O)?  Read in the tick, as the statistics
+ * collector reads it from other processes.
+ */
+static inline bool
+ft_prof_waiting(void)
+{
+	return my_wait_event_info != NULL &&
+		*(volatile uint32 *) my_wait_event_info != 0;
+}
+
+/*
+ * The tick's timeout while it is stopped: a backstop only, should no
+ * transition come to resume it (a wait of a second wakes once).
+ */
+#define FT_PROF_SUSPENDED_MS 1000
+
+/*
+ * In the tick, which found the backend waiting: stop ticking until the
+ * next transition.  PostgreSQL's SIGALRM handler sets the process latch
+ * before it runs any timeout's handler, so every tick wakes a backend
+ * that sleeps on its latch -- a Gather's leader waiting for its workers,
+ * a lock wait, pg_sleep -- which then goes back to sleep: hundreds of
+ * wake-ups a second for nothing, since while no call starts or returns
+ * the chain does not change and every tick would credit the same frames.
+ * So the periodic timeout is replaced by a one-shot one a second away
+ * (timeout.c re-enables a periodic timeout after its handler only if it
+ * is still periodic), the gate is shut, so that the next plain profiled
+ * call starts on the slow path, and ft_prof_suspended makes every other
+ * transition check: the first resumes the tick (ft_prof_resume) before
+ * it changes the chain, and credits the time since this tick to the chain
+ * as it was all along, exactly.  The instant the tick was due is kept, so
+ * that it resumes on the same grid of instants.
+ */
+static void
+ft_prof_suspend(void)
+{
+	ft_prof_suspend_fin = get_timeout_finish_time(ft_prof_timeout);
+	ft_prof_suspended = 1;
+	ft_prof_gate = FT_FRAME_NONE;
+	enable_timeout_after(ft_prof_timeout, FT_PROF_SUSPENDED_MS);
+}
+
+/*
+ * The first transition after the tick stopped itself (main code, before
+ * the chain changes): credit the time since the last tick to the chain,
+ * which has not changed since -- not a sample, the time of these very
+ * frames -- and arm the periodic timeout again, at the interval the tick
+ * wants (so a re-arm it asked for meanwhile is done too), its next instant
+ * on the grid the stopped tick was on.
+ */
+void
+ft_prof_resume(void)
+{
+	TimestampTz now_ts;
+	TimestampTz fin;
+	int			ms = ft_prof_want_ms;
+	int64		step;
+
+	if (ft_prof_depth > 0)
+	{
+		ft_prof_busy = 1;
+		pg_compiler_barrier();
+		ft_prof_credit_until(ft_prof_now(ft_prof_tsc));
+		pg_compiler_barrier();
+		ft_prof_busy = 0;
+	}
+	ft_prof_suspended = 0;
+	pg_compiler_barrier();
+	if (ft_prof_depth == 0 || !ft_prof_registered)
+		return;
+	if (ms != ft_prof_cur_ms)
+	{
+		ft_prof_step_ticks = 0;
+		ft_prof_cur_ms = ms;
+	}
+	now_ts = GetCurrentTimestamp();
+	step = (int64) ms * 1000;
+	fin = ft_prof_suspend_fin;
+	if (fin <= 0 || fin > now_ts)
+		fin = now_ts + step;
+	else
+		fin += ((now_ts - fin) / step + 1) * step;
+	ft_prof_rearm_pending = 0;
+	pg_compiler_barrier();
+	enable_timeout_every(ft_prof_timeout, fin, ms);
+}
+
+/*
+ * The tick (a timeout handler: it runs in the SIGALRM handler, and does
+ * nothing but arithmetic on memory and one clock read, and when it stops
+ * itself one call of timeout.c).  A tick that lands while the main code
+ * is changing counters of frames on the chain credits nothing: the next
+ * tick credits from the last one.
+ */
+static volatile uint64 ft_prof_idle_ticks = 0;
+
+static void
+ft_prof_tick(void)
+{
+	uint64		now;
+
+	if (ft_prof_depth == 0)
+	{
+		ft_prof_idle_ticks++;	/* ft_prof_tick_cost_ns is measuring */
+		return;
+	}
+	if (ft_prof_busy)
+	{
+		ft_prof_deferred_total++;
+		return;
+	}
+	now = ft_prof_now(ft_prof_tsc);
+	ft_prof_credit_until(now);
 
 	ft_prof_ticks_total++;
 	for (int i = 0; i < ft_prof_depth; i++)
@@ -687,6 +808,8 @@ ft_prof_tick(void)
 		ft_prof_carved = 0;
 		ft_prof_pending = 0;
 	}
+	if (ft_prof_waiting())
+		ft_prof_suspend();
 }
 
 typedef struct FtProfWalk
@@ -1100,6 +1223,7 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 		ft_prof_max_ms = Max(ft_profile_interval_ms, ft_profile_interval_max_ms);
 		ft_prof_step_ticks = 0;
 		ft_prof_rearm_pending = 0;
+		ft_prof_suspended = 0;
 #ifdef FASTTIME_FAULT_INJECTION
 		ft_prof_fault_switch_armed = false;
 #endif
@@ -1161,8 +1285,12 @@ ft_prof_leave(FtProfQuery *q, FtProfFrame **saved_frames,
 	}
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
-	if (ft_prof_depth == 0 && ft_prof_registered)
-		disable_timeout(ft_prof_timeout, false);
+	if (ft_prof_depth == 0)
+	{
+		ft_prof_suspended = 0;
+		if (ft_prof_registered)
+			disable_timeout(ft_prof_timeout, false);
+	}
 }
 
 /*
@@ -1177,6 +1305,7 @@ ft_prof_reset(void)
 	ft_prof_frames = NULL;
 	ft_prof_nframes = 0;
 	ft_prof_depth = 0;
+	ft_prof_suspended = 0;
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
 	if (ft_prof_registered && get_timeout_active(ft_prof_timeout))
