@@ -108,6 +108,10 @@ int			ft_fault_tick_mode = FT_FAULT_TICK_NONE;
 int			ft_fault_tick_at = 1;
 int			ft_fault_switch_in_link = FT_FAULT_SWITCH_NONE;
 int			ft_fault_fallback_after = 0;
+char	   *ft_fault_tick_at_return = NULL;
+char	   *ft_fault_switch_at_return = NULL;
+bool		ft_fault_lengthen_in_gate_open = false;
+bool		ft_fault_nested_units = false;
 double		ft_fault_tick_amount_ns = 0;
 
 /* RDTSCP was faked on a CPU that lacks it: ticks.h reads LFENCE;RDTSC */
@@ -608,6 +612,46 @@ ft_fault_init(void)
 							 "Fault injection (test builds only): every free timeout slot is taken before profiled timing registers its tick.",
 							 NULL,
 							 &ft_fault_fill_timeouts_on,
+							 false,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL,
+							 NULL,
+							 NULL);
+	DefineCustomStringVariable("fasttime.fault_tick_at_return",
+							   "Fault injection (test builds only): a tick of profiled timing lands right after each exact call of a plan node of this type has left the chain.",
+							   NULL,
+							   &ft_fault_tick_at_return,
+							   "",
+							   PGC_USERSET,
+							   GUC_NOT_IN_SAMPLE,
+							   NULL,
+							   NULL,
+							   NULL);
+	DefineCustomStringVariable("fasttime.fault_switch_at_return",
+							   "Fault injection (test builds only): profiled timing's switch comes right after the first exact call of a plan node of this type has left the chain.",
+							   NULL,
+							   &ft_fault_switch_at_return,
+							   "",
+							   PGC_USERSET,
+							   GUC_NOT_IN_SAMPLE,
+							   NULL,
+							   NULL,
+							   NULL);
+	DefineCustomBoolVariable("fasttime.fault_lengthen_in_gate_open",
+							 "Fault injection (test builds only): a tick asking for a longer interval lands between the walk of the chain and the opening of the gate.",
+							 NULL,
+							 &ft_fault_lengthen_in_gate_open,
+							 false,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL,
+							 NULL,
+							 NULL);
+	DefineCustomBoolVariable("fasttime.fault_nested_units",
+							 "Fault injection (test builds only): a query nested in a profiled run writes its times in a unit half as long as the run's.",
+							 NULL,
+							 &ft_fault_nested_units,
 							 false,
 							 PGC_USERSET,
 							 GUC_NOT_IN_SAMPLE,

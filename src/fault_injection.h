@@ -15,6 +15,7 @@
 
 #ifdef FASTTIME_FAULT_INJECTION
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* hook the fact faults into clock_facts.c; before the facts are gathered */
@@ -49,6 +50,35 @@ extern uint64_t ft_fault_checks_deferred;
 #define FT_FAULT_SWITCH_FIRST_CALL	1
 #define FT_FAULT_SWITCH_CORE_CALL	2
 extern int	ft_fault_switch_in_link;
+
+/*
+ * Ticks of profiled timing delivered where a signal could land but rarely
+ * does (profiler.c calls its tick there as the timeout machinery would):
+ *
+ * fasttime.fault_tick_at_return = 'Node Type' ('': off): right after each
+ * exact call of a plan node of that type (as EXPLAIN names it) has left
+ * the chain, before its time is settled with the frames below it.
+ *
+ * fasttime.fault_switch_at_return = 'Node Type' ('': off): the switch to
+ * profiled timing comes there, at the run's first such return: no tick
+ * switches before it, and the tick delivered there (or, if that one must
+ * wait, the next) does.
+ *
+ * fasttime.fault_lengthen_in_gate_open: a tick that asks for a longer
+ * interval lands in ft_prof_gate_open, between its walk of the chain and
+ * its opening of the gate, whenever the interval may still lengthen.
+ */
+extern char *ft_fault_tick_at_return;
+extern char *ft_fault_switch_at_return;
+extern bool ft_fault_lengthen_in_gate_open;
+
+/*
+ * fasttime.fault_nested_units: a query run inside a profiled run writes
+ * its times in a unit half as long as the run's (its instr_time ticks
+ * twice per nanosecond), as a query nested under a different
+ * timing_clock_source does on PostgreSQL 19 with the server's TSC clock.
+ */
+extern bool ft_fault_nested_units;
 
 /*
  * fasttime.fault_fill_timeouts: before profiled timing registers its

@@ -303,6 +303,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		result = node->ExecProcNodeReal(node);
 		if (buf || wal)
 			ft_usage_transition(buf, wal, isa);
+		ft_prof_resume_if_suspended();
 		ft_chain_unlink(uf);
 	}
 	else
@@ -313,49 +314,72 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		/* an exact frame on the chain: the fast path's gate shut first */
 		ft_prof_gate = FT_FRAME_NONE;
 		pg_compiler_barrier();
+		ft_prof_resume_if_suspended();
 		ft_prof_rearm_if_asked();
 		if (profiled)
 			pf->mode = FT_FRAME_EXACT;	/* for this call */
+		pf->core_call = pf->core_child && ft_prof_core_will_run(node);
+#ifdef FASTTIME_FAULT_INJECTION
+		if (!profiled &&
+			(ft_fault_switch_in_link == FT_FAULT_SWITCH_FIRST_CALL ||
+			 (ft_fault_switch_in_link == FT_FAULT_SWITCH_CORE_CALL && pf->core_call)))
+			ft_prof_fault_switch();
+#endif
+
+		/*
+		 * The start and the link as one step, under ft_prof_busy: a tick
+		 * between the two would find the call off the chain, and credit the
+		 * profiled frames below it an interval that ends inside the call,
+		 * which its settle-up credits them again.  Before the switch, the
+		 * switch may have come between the test of the mode above and here:
+		 * the frame is profiled now, and was not in flight as far as the
+		 * switch could see (ft_prof_join_late).
+		 */
+		ft_prof_busy = 1;
+		pg_compiler_barrier();
 		start = tsc ? FT_TICKS_ORDERED_AT(0) : (uint64) ft_read_clock_gettime_ns();
 		pf->start = start;
 		pf->owed_from = start;
-		pf->core_call = pf->core_child && ft_prof_core_will_run(node);
-		if (profiled)
-			ft_chain_link(uf);
-		else
-		{
-			/*
-			 * Before the switch: if it comes between the test of the mode
-			 * above and the link, the frame is profiled now, and not in
-			 * flight as far as the switch could see (ft_prof_join_late).
-			 */
-#ifdef FASTTIME_FAULT_INJECTION
-			if (ft_fault_switch_in_link == FT_FAULT_SWITCH_FIRST_CALL ||
-				(ft_fault_switch_in_link == FT_FAULT_SWITCH_CORE_CALL && pf->core_call))
-				ft_prof_fault_switch();
-#endif
-			ft_prof_busy = 1;
-			pg_compiler_barrier();
-			ft_chain_link(uf);
-			if (unlikely(pf->mode == FT_FRAME_PROFILED))
-				ft_prof_join_late(pf, start);
-			pg_compiler_barrier();
-			ft_prof_busy = 0;
-		}
+		ft_chain_link(uf);
+		if (!profiled && unlikely(pf->mode == FT_FRAME_PROFILED))
+			ft_prof_join_late(pf, start);
+		pg_compiler_barrier();
+		ft_prof_busy = 0;
+
 		result = node->ExecProcNodeReal(node);
 		stop = tsc ? FT_TICKS_ORDERED_AT(1) : (uint64) ft_read_clock_gettime_ns();
 		if (buf || wal)
 			ft_usage_transition(buf, wal, isa);
+		ft_prof_resume_if_suspended();
+
+		/*
+		 * The unlink and the settle-up as one step, under ft_prof_busy: a
+		 * tick between the two would find the call off the chain and credit
+		 * the frames below it the whole interval, this call's time in it,
+		 * which the settle-up then credits again; a switching tick there
+		 * would credit the caller, in flight, its time up to the switch,
+		 * this call's in it, and make it profiled, and the settle-up would
+		 * credit it this call's time once more.  A tick before the unlink
+		 * finds the call on the chain and takes what it owes up to then
+		 * (owed_from), or switches it in flight (settled).
+		 */
+		ft_prof_busy = 1;
+		pg_compiler_barrier();
 		ft_chain_unlink(uf);
+#ifdef FASTTIME_FAULT_INJECTION
+		ft_prof_fault_at_return(node);
+#endif
 		if (likely(!pf->settled))
 		{
-			ft_prof_add(instr, stop > start ? stop - start : 0, tsc);
+			ft_prof_add(pf, stop > start ? stop - start : 0, tsc);
 			if (unlikely(caller != NULL && caller->mode == FT_FRAME_PROFILED))
 				ft_prof_settle_up(caller, stop > pf->owed_from ? stop - pf->owed_from : 0,
 								  stop, tsc);
 		}
 		else
 			pf->settled = false;
+		pg_compiler_barrier();
+		ft_prof_busy = 0;
 		pf->core_call = false;
 		if (unlikely(pf->switch_pending))
 		{
@@ -440,6 +464,7 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 	result = node->ExecProcNodeReal(node);
 	if (buf || wal)
 		ft_usage_transition(buf, wal, isa);
+	ft_prof_resume_if_suspended();
 	ft_chain_unlink(uf);
 
 	save_tuplecount = instr->tuplecount;

@@ -42,6 +42,11 @@ typedef struct FtProfFrame
 									 * call in flight: it stays exact to its
 									 * end, then the frame is profiled */
 	FtNodeInstr *instr;			/* the node's instrumentation */
+	const FtInstrUnits *units;	/* the unit its query writes times in: the
+								 * ticks and settlements of another query
+								 * (a query nested in its node, under
+								 * another timing_clock_source on 19)
+								 * convert with it, not the current one */
 	uint64		start;			/* exact call: the clock at its start */
 	uint64		owed_from;		/* exact call: the clock from which its
 								 * time is owed to the profiled frames

@@ -47,6 +47,21 @@
  * node's inclusive time contains its exact callees' exactly, and no time
  * is handed to a node for being on the chain when an exact call starts.
  *
+ * A tick that finds the backend waiting (it reports a wait event: a
+ * Gather's leader waiting for its workers, a lock, pg_sleep) stops the
+ * ticks until the next call of a profiled query starts or returns
+ * (ft_prof_suspend, ft_prof_resume): PostgreSQL's SIGALRM handler sets
+ * the process latch, so every tick would wake the waiting backend, and
+ * while no call starts or returns every tick would credit the same
+ * frames.  The transition that resumes the ticks credits those frames the
+ * time since the last tick, exactly.
+ *
+ * Every credit is converted to the unit of the query whose node it is
+ * credited to (FtInstrUnits, compat.h: on 19 the unit of instr_time
+ * follows timing_clock_source when the query started, and a query run by
+ * a function inside a node may have started under another setting than
+ * the node's own query), not to the unit of the query running now.
+ *
  * The ticks run only while a profiled query runs; the timeout is
  * registered in each backend at first use (a registration made in
  * _PG_init of a preloaded library is undone by InitializeTimeouts in each
@@ -66,6 +81,7 @@
 #include "utils/memutils.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
 #include "clock_state.h"
 #include "fault_injection.h"
@@ -131,6 +147,22 @@ static int	ft_prof_max_ms = 1;
 static volatile uint32 ft_prof_step_ticks = 0;
 volatile sig_atomic_t ft_prof_rearm_pending = 0;
 
+static void ft_prof_tick(void);
+
+/*
+ * The tick stopped itself in a wait (ft_prof_suspend), and the instant it
+ * was due then.
+ */
+volatile sig_atomic_t ft_prof_suspended = 0;
+static TimestampTz ft_prof_suspend_fin = 0;
+
+#ifdef FASTTIME_FAULT_INJECTION
+/* fasttime.fault_switch_at_return: this run's switch instant has come */
+static bool ft_prof_fault_switch_armed = false;
+
+static void ft_prof_fault_tick(void);
+#endif
+
 /* cost of one read of each clock, ns, measured at first use; 0 unknown */
 static double ft_prof_read_ns[2] = {0, 0};
 
@@ -161,10 +193,21 @@ ft_prof_since_last(uint64 now)
 static inline void
 ft_prof_credit(FtProfFrame *from, uint64 delta, bool tsc)
 {
+	const FtInstrUnits *u = NULL;
+	uint64		units = 0;
+
 	if (delta == 0)
 		return;
 	for (FtProfFrame *f = from; f != NULL && f->mode == FT_FRAME_PROFILED; f = ft_prof_below(f))
-		ft_prof_add(f->instr, delta, tsc);
+	{
+		/* each frame in its own query's unit: converted once per query */
+		if (f->units != u)
+		{
+			u = f->units;
+			units = ft_prof_units(u, delta, tsc);
+		}
+		ft_instr_time_add_units(&f->instr->counter, units);
+	}
 }
 
 /*
@@ -175,21 +218,20 @@ ft_prof_credit(FtProfFrame *from, uint64 delta, bool tsc)
  * the time before it belongs to whatever was executing then, which only
  * a tick can tell (crediting it to the frames below the call, which
  * happen to be the chain when it starts, handed a node rescanned once per
- * outer row the time its callers spent between rows).
+ * outer row the time its callers spent between rows).  The caller holds
+ * ft_prof_busy from before it unlinked the call (node_wrappers.c), so
+ * that no tick sees the call off the chain and not yet settled.
  */
 void
 ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now, bool tsc)
 {
 	uint64		span;
 
-	ft_prof_busy = 1;
-	pg_compiler_barrier();
+	Assert(ft_prof_busy);
 	ft_prof_credit(from, delta, tsc);
 	/* exact time inside this tick interval: no more than the interval */
 	span = ft_prof_since_last(now);
 	ft_prof_carved += Min(delta, span);
-	pg_compiler_barrier();
-	ft_prof_busy = 0;
 }
 
 /*
@@ -229,7 +271,7 @@ ft_prof_switch(uint64 now)
 		}
 		else
 		{
-			ft_prof_add(f->instr, now > f->start ? now - f->start : 0, ft_prof_tsc);
+			ft_prof_add(f, now > f->start ? now - f->start : 0, ft_prof_tsc);
 			f->settled = true;
 			f->mode = FT_FRAME_PROFILED;
 		}
@@ -281,7 +323,7 @@ ft_prof_join_late(FtProfFrame *pf, uint64 start)
 	}
 	else
 	{
-		ft_prof_add(pf->instr, at > start ? at - start : 0, ft_prof_tsc);
+		ft_prof_add(pf, at > start ? at - start : 0, ft_prof_tsc);
 		pf->settled = true;
 	}
 }
@@ -310,6 +352,11 @@ ft_prof_rearm(void)
 							 want);
 		pg_compiler_barrier();
 		ft_prof_cur_ms = want;
+#ifdef FASTTIME_FAULT_INJECTION
+		if (ft_fault_lengthen_in_gate_open)
+			ereport(LOG,
+					(errmsg("fasttime fault injection: profiled timing's tick re-armed at %d ms", want)));
+#endif
 	}
 	pg_compiler_barrier();
 	ft_prof_rearm_pending = 0;
@@ -318,22 +365,39 @@ ft_prof_rearm(void)
 /*
  * A plain profiled call found the fast path's gate shut (an exact call
  * shut it, and may have returned since, or the tick wants the timeout
- * re-armed): re-arm it if asked, and open the gate if no frame on the
- * chain is exact.  Runs in main code, before the call links its own
- * (profiled) frame; a tick only ever makes frames profiled, so what the
- * walk finds stays true until main code links or makes an exact frame,
- * which shuts the gate first.  One walk per stretch of exact calls.
+ * re-armed, or stopped itself in a wait): resume or re-arm the tick if
+ * asked, and open the gate if no frame on the chain is exact.  Runs in
+ * main code, before the call links its own (profiled) frame; a tick only
+ * ever makes frames profiled, so what the walk finds stays true until
+ * main code links or makes an exact frame, which shuts the gate first.
+ * One walk per stretch of exact calls.  A tick that lands after the walk
+ * and shuts the gate to ask for a re-arm (or stops itself) has its
+ * shutting undone by the opening: so the opening looks again once the
+ * gate is open, and does what the tick asked.
  */
 void
 ft_prof_gate_open(void)
 {
+	ft_prof_resume_if_suspended();
 	ft_prof_rearm_if_asked();
 	for (FtProfFrame *f = ft_chain_prof(ft_chain_top); f != NULL; f = ft_prof_below(f))
 	{
 		if (f->mode == FT_FRAME_EXACT)
 			return;
 	}
+#ifdef FASTTIME_FAULT_INJECTION
+	if (ft_fault_lengthen_in_gate_open && ft_prof_switched &&
+		!ft_prof_rearm_pending && ft_prof_cur_ms < ft_prof_max_ms)
+	{
+		/* the tick that asks for the longer interval lands here */
+		ft_prof_step_ticks = FT_PROF_TICKS_PER_STEP - 1;
+		ft_prof_fault_tick();
+	}
+#endif
 	ft_prof_gate = FT_FRAME_PROFILED;
+	pg_compiler_barrier();
+	ft_prof_resume_if_suspended();
+	ft_prof_rearm_if_asked();
 }
 
 #ifdef FASTTIME_FAULT_INJECTION
@@ -353,6 +417,93 @@ ft_prof_fault_switch(void)
 	ft_prof_pending = 0;
 	ft_prof_last = now;
 	ft_prof_switch(now);
+}
+
+/*
+ * Fault builds: the tick, delivered here as the timeout machinery would
+ * deliver it (with SIGALRM blocked meanwhile, so that a real tick cannot
+ * land inside this one; it comes right after instead).
+ */
+static void
+ft_prof_fault_tick(void)
+{
+	sigset_t	alrm;
+	sigset_t	saved;
+
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	sigprocmask(SIG_BLOCK, &alrm, &saved);
+	ft_prof_tick();
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+}
+
+/* Does a fault setting name this node's type, as EXPLAIN names it? */
+static bool
+ft_prof_fault_names(const char *setting, PlanState *node)
+{
+	const char *name;
+
+	if (setting == NULL || setting[0] == '\0')
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_AggState:
+			name = "Aggregate";
+			break;
+		case T_BitmapHeapScanState:
+			name = "Bitmap Heap Scan";
+			break;
+		case T_FunctionScanState:
+			name = "Function Scan";
+			break;
+		case T_HashJoinState:
+			name = "Hash Join";
+			break;
+		case T_LimitState:
+			name = "Limit";
+			break;
+		case T_MaterialState:
+			name = "Materialize";
+			break;
+		case T_NestLoopState:
+			name = "Nested Loop";
+			break;
+		case T_SeqScanState:
+			name = "Seq Scan";
+			break;
+		case T_SortState:
+			name = "Sort";
+			break;
+		case T_SubqueryScanState:
+			name = "Subquery Scan";
+			break;
+		default:
+			return false;
+	}
+	return strcmp(setting, name) == 0;
+}
+
+/*
+ * Fault builds: an exact call of this node has just left the chain, and
+ * has not settled its time with the frames below it yet.
+ * fasttime.fault_tick_at_return delivers a tick here, at every such
+ * return of a node of the type it names; fasttime.fault_switch_at_return
+ * makes the run's first one the instant of the switch (ft_prof_tick
+ * switches at no other until then).
+ */
+void
+ft_prof_fault_at_return(PlanState *node)
+{
+	if (ft_prof_depth == 0)
+		return;
+	if (!ft_prof_fault_switch_armed &&
+		ft_prof_fault_names(ft_fault_switch_at_return, node))
+	{
+		ft_prof_fault_switch_armed = true;
+		ft_prof_fault_tick();
+	}
+	if (ft_prof_fault_names(ft_fault_tick_at_return, node))
+		ft_prof_fault_tick();
 }
 #endif
 
@@ -431,13 +582,20 @@ ft_prof_measure_read_ns(bool tsc)
  * re-arm the timeout: the tick asks for it and shuts the fast path's gate,
  * so that the next node call takes the slow path, which re-arms it
  * (ft_prof_rearm).  Until then the ticks go on at the old interval and
- * count nothing; a run that makes no further node call (its last call is
- * under way) keeps the old interval, which costs it no precision.
+ * count nothing, and each shuts the gate again, in case an opening under
+ * way when the asking tick came undid its shutting; a run that makes no
+ * further node call (its last call is under way) keeps the old interval,
+ * which costs it no precision.
  */
 static inline void
 ft_prof_lengthen(void)
 {
-	if (ft_prof_rearm_pending || ft_prof_cur_ms >= ft_prof_max_ms)
+	if (ft_prof_rearm_pending)
+	{
+		ft_prof_gate = FT_FRAME_NONE;
+		return;
+	}
+	if (ft_prof_cur_ms >= ft_prof_max_ms)
 		return;
 	if (++ft_prof_step_ticks < FT_PROF_TICKS_PER_STEP)
 		return;
@@ -447,36 +605,36 @@ ft_prof_lengthen(void)
 }
 
 /*
- * The tick (a timeout handler: it runs in the SIGALRM handler, and does
- * nothing but arithmetic on memory and one clock read).  A tick that
- * lands while the main code is changing counters of frames on the chain
- * credits nothing: that code sets the clock of the last event itself, and
- * the next tick credits from there.
+ * Has the exact prefix of the outermost run lasted long enough, by time or
+ * by its reads?  (Fault builds with fasttime.fault_switch_at_return: once
+ * the instant it names has come, and not before.)
  */
-static volatile uint64 ft_prof_idle_ticks = 0;
-
-static void
-ft_prof_tick(void)
+static inline bool
+ft_prof_switch_due(uint64 now)
 {
-	uint64		now;
+#ifdef FASTTIME_FAULT_INJECTION
+	if (ft_fault_switch_at_return != NULL && ft_fault_switch_at_return[0] != '\0')
+		return ft_prof_fault_switch_armed;
+#endif
+	return now - ft_prof_run_start >= ft_prof_threshold ||
+		ft_prof_calls_so_far() >= ft_prof_max_calls;
+}
+
+/*
+ * Credit the time since the last tick (or resumption) as of "now": to
+ * the profiled frames on top of the chain, or, inside an exact call on top
+ * of profiled frames, that call's time so far to the frames below it and
+ * the rest to the next instant outside exact calls.  The tick's work, and
+ * the resumption's (ft_prof_resume); the caller keeps ticks out.
+ */
+static void
+ft_prof_credit_until(uint64 now)
+{
 	uint64		span;
 	uint64		rest;
-	FtProfFrame *top;
+	FtProfFrame *top = ft_chain_prof(ft_chain_top);
 	FtProfFrame *exact = NULL;
 	FtProfFrame *below;
-
-	if (ft_prof_depth == 0)
-	{
-		ft_prof_idle_ticks++;	/* ft_prof_tick_cost_ns is measuring */
-		return;
-	}
-	if (ft_prof_busy)
-	{
-		ft_prof_deferred_total++;
-		return;
-	}
-	now = ft_prof_now(ft_prof_tsc);
-	top = ft_chain_prof(ft_chain_top);
 
 	/* the outermost of the exact calls on top of the chain, if any */
 	for (below = top; below != NULL && below->mode == FT_FRAME_EXACT; below = ft_prof_below(below))
@@ -513,6 +671,123 @@ ft_prof_tick(void)
 		 */
 		ft_prof_pending += rest;
 	}
+}
+
+/*
+ * Is the backend waiting (it has reported a wait event: on its latch, a
+ * lock, a condition variable, I/O)?  Read in the tick, as the statistics
+ * collector reads it from other processes.
+ */
+static inline bool
+ft_prof_waiting(void)
+{
+	return my_wait_event_info != NULL &&
+		*(volatile uint32 *) my_wait_event_info != 0;
+}
+
+/*
+ * The tick's timeout while it is stopped: a backstop only, should no
+ * transition come to resume it (a wait of a second wakes once).
+ */
+#define FT_PROF_SUSPENDED_MS 1000
+
+/*
+ * In the tick, which found the backend waiting: stop ticking until the
+ * next transition.  PostgreSQL's SIGALRM handler sets the process latch
+ * before it runs any timeout's handler, so every tick wakes a backend
+ * that sleeps on its latch -- a Gather's leader waiting for its workers,
+ * a lock wait, pg_sleep -- which then goes back to sleep: hundreds of
+ * wake-ups a second for nothing, since while no call starts or returns
+ * the chain does not change and every tick would credit the same frames.
+ * So the periodic timeout is replaced by a one-shot one a second away
+ * (timeout.c re-enables a periodic timeout after its handler only if it
+ * is still periodic), the gate is shut, so that the next plain profiled
+ * call starts on the slow path, and ft_prof_suspended makes every other
+ * transition check: the first resumes the tick (ft_prof_resume) before
+ * it changes the chain, and credits the time since this tick to the chain
+ * as it was all along, exactly.  The instant the tick was due is kept, so
+ * that it resumes on the same grid of instants.
+ */
+static void
+ft_prof_suspend(void)
+{
+	ft_prof_suspend_fin = get_timeout_finish_time(ft_prof_timeout);
+	ft_prof_suspended = 1;
+	ft_prof_gate = FT_FRAME_NONE;
+	enable_timeout_after(ft_prof_timeout, FT_PROF_SUSPENDED_MS);
+}
+
+/*
+ * The first transition after the tick stopped itself (main code, before
+ * the chain changes): credit the time since the last tick to the chain,
+ * which has not changed since -- not a sample, the time of these very
+ * frames -- and arm the periodic timeout again, at the interval the tick
+ * wants (so a re-arm it asked for meanwhile is done too), its next instant
+ * on the grid the stopped tick was on.
+ */
+void
+ft_prof_resume(void)
+{
+	TimestampTz now_ts;
+	TimestampTz fin;
+	int			ms = ft_prof_want_ms;
+	int64		step;
+
+	if (ft_prof_depth > 0)
+	{
+		ft_prof_busy = 1;
+		pg_compiler_barrier();
+		ft_prof_credit_until(ft_prof_now(ft_prof_tsc));
+		pg_compiler_barrier();
+		ft_prof_busy = 0;
+	}
+	ft_prof_suspended = 0;
+	pg_compiler_barrier();
+	if (ft_prof_depth == 0 || !ft_prof_registered)
+		return;
+	if (ms != ft_prof_cur_ms)
+	{
+		ft_prof_step_ticks = 0;
+		ft_prof_cur_ms = ms;
+	}
+	now_ts = GetCurrentTimestamp();
+	step = (int64) ms * 1000;
+	fin = ft_prof_suspend_fin;
+	if (fin <= 0 || fin > now_ts)
+		fin = now_ts + step;
+	else
+		fin += ((now_ts - fin) / step + 1) * step;
+	ft_prof_rearm_pending = 0;
+	pg_compiler_barrier();
+	enable_timeout_every(ft_prof_timeout, fin, ms);
+}
+
+/*
+ * The tick (a timeout handler: it runs in the SIGALRM handler, and does
+ * nothing but arithmetic on memory and one clock read, and when it stops
+ * itself one call of timeout.c).  A tick that lands while the main code
+ * is changing counters of frames on the chain credits nothing: the next
+ * tick credits from the last one.
+ */
+static volatile uint64 ft_prof_idle_ticks = 0;
+
+static void
+ft_prof_tick(void)
+{
+	uint64		now;
+
+	if (ft_prof_depth == 0)
+	{
+		ft_prof_idle_ticks++;	/* ft_prof_tick_cost_ns is measuring */
+		return;
+	}
+	if (ft_prof_busy)
+	{
+		ft_prof_deferred_total++;
+		return;
+	}
+	now = ft_prof_now(ft_prof_tsc);
+	ft_prof_credit_until(now);
 
 	ft_prof_ticks_total++;
 	for (int i = 0; i < ft_prof_depth; i++)
@@ -526,15 +801,15 @@ ft_prof_tick(void)
 	}
 	if (ft_prof_switched)
 		ft_prof_lengthen();
-	if (!ft_prof_switched &&
-		(now - ft_prof_run_start >= ft_prof_threshold ||
-		 ft_prof_calls_so_far() >= ft_prof_max_calls))
+	if (!ft_prof_switched && ft_prof_switch_due(now))
 	{
 		ft_prof_switch(now);
 		/* everything before the switch was timed exactly */
 		ft_prof_carved = 0;
 		ft_prof_pending = 0;
 	}
+	if (ft_prof_waiting())
+		ft_prof_suspend();
 }
 
 typedef struct FtProfWalk
@@ -572,6 +847,7 @@ ft_prof_mark(FtProfWalk *w, PlanState *ps, bool permanent)
 	/* the frame lives in the node's own (usage.h), zeroed when made */
 	f = &ft_usage_frame_of(ps)->prof;
 	f->instr = ps->instrument;
+	f->units = &w->q->units;
 	f->mode = FT_FRAME_EXACT;
 	w->q->frames[id] = f;
 	if (permanent || ps->instrument->async_mode)
@@ -646,6 +922,7 @@ ft_prof_query_create(PlanState *planstate, List *subplanstates, int nframes,
 	q->nframes = Max(nframes, 0);
 	q->frames = MemoryContextAllocZero(cxt, sizeof(FtProfFrame *) * Max(nframes, 1));
 	q->tsc = tsc;
+	q->units = ft_instr_units;	/* ft_prof_enter sets it for each run */
 	q->interval_ms = ft_profile_interval_ms;
 	q->after_ms = ft_profile_after_ms;
 	w.q = q;
@@ -901,6 +1178,15 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 	*saved_frames = ft_prof_frames;
 	*saved_nframes = ft_prof_nframes;
 
+#ifdef FASTTIME_FAULT_INJECTION
+	if (ft_fault_nested_units && ft_prof_depth > 0)
+	{
+		/* nested: instr_time in ticks half as long as the run's */
+		ft_instr_units.tsc.mult *= 2;
+		ft_instr_units.ns.mult *= 2;
+	}
+#endif
+
 	if (ft_prof_depth == ft_prof_stack_size)
 	{
 		int			n = Max(8, ft_prof_stack_size * 2);
@@ -937,11 +1223,17 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 		ft_prof_max_ms = Max(ft_profile_interval_ms, ft_profile_interval_max_ms);
 		ft_prof_step_ticks = 0;
 		ft_prof_rearm_pending = 0;
+		ft_prof_suspended = 0;
+#ifdef FASTTIME_FAULT_INJECTION
+		ft_prof_fault_switch_armed = false;
+#endif
 	}
 
 	/* no tick between here and the end of the mode change */
 	ft_prof_busy = 1;
 	pg_compiler_barrier();
+	/* the unit its nodes' times are written in (node_timing.c set it) */
+	q->units = ft_instr_units;
 	for (int j = 0; j < q->nframes; j++)
 	{
 		FtProfFrame *f = q->frames[j];
@@ -993,8 +1285,12 @@ ft_prof_leave(FtProfQuery *q, FtProfFrame **saved_frames,
 	}
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
-	if (ft_prof_depth == 0 && ft_prof_registered)
-		disable_timeout(ft_prof_timeout, false);
+	if (ft_prof_depth == 0)
+	{
+		ft_prof_suspended = 0;
+		if (ft_prof_registered)
+			disable_timeout(ft_prof_timeout, false);
+	}
 }
 
 /*
@@ -1009,6 +1305,7 @@ ft_prof_reset(void)
 	ft_prof_frames = NULL;
 	ft_prof_nframes = 0;
 	ft_prof_depth = 0;
+	ft_prof_suspended = 0;
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
 	if (ft_prof_registered && get_timeout_active(ft_prof_timeout))

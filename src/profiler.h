@@ -32,11 +32,17 @@
  * has nothing to do with the plan's rhythm, tells which node was executing.
  *
  * Nothing here reads a clock in a profiled call: the wrapper stores two
- * pointers (the same two a node counting buffers stores anyway).  The
- * tick and the settlements change the counters of frames that are on the
- * chain, in a signal handler; the main code changes a node's counter only
- * while its frame is off the chain (after its call returned), or under
- * ft_prof_busy, which makes a tick that lands then wait for the next one.
+ * pointers (the same two a node counting buffers stores anyway) and, when
+ * it returns, tests whether the tick stopped itself in a wait
+ * (ft_prof_suspended).  The tick and the settlements change the counters
+ * of frames that are on the chain, in a signal handler; the main code
+ * changes a node's counter only while its frame is off the chain (after
+ * its call returned), or under ft_prof_busy, which makes a tick that lands
+ * then wait for the next one.  An exact call takes ft_prof_busy around
+ * its start and link, and around its unlink and settle-up, so that no
+ * tick finds it off the chain with its time already its callers' or not
+ * yet theirs.  Every frame points at the unit its query writes times in,
+ * and is credited in it (profiler.c).
  *
  * src/profiler.h
  *
@@ -77,6 +83,8 @@ typedef struct FtProfQuery
 	double		exact_ms;		/* the outermost run's time at the switch */
 	int			interval_ms;	/* the settings it ran with */
 	int			after_ms;
+	FtInstrUnits units;			/* the unit its times are written in (its
+								 * frames point here) */
 } FtProfQuery;
 
 /* main code is changing counters of frames on the chain */
@@ -90,10 +98,10 @@ extern volatile sig_atomic_t ft_prof_busy;
  * ft_prof_gate_open, in main code, opens it again once a walk of the chain
  * finds no exact frame.  The tick never makes a frame exact; it only ever
  * shuts the gate, when it wants the timeout re-armed at a longer interval
- * (which only main code may do): the next call then takes the slow path,
- * whose ft_prof_gate_open re-arms it.  Shutting is always safe, and a tick
- * whose shutting is undone by an opening already under way asks again at
- * the next tick.
+ * (which only main code may do), or when it stops itself in a wait: the
+ * next call then takes the slow path, whose ft_prof_gate_open re-arms or
+ * resumes it.  Shutting is always safe, and a shutting undone by an
+ * opening under way is seen by that opening once it has opened the gate.
  */
 extern volatile uint8 ft_prof_gate;
 
@@ -129,14 +137,25 @@ ft_prof_core_will_run(PlanState *node)
 	return true;
 }
 
-/* Add a clock difference to a node's time, in the query's unit. */
-static inline void
-ft_prof_add(FtNodeInstr *instr, uint64 delta, bool tsc)
+/*
+ * A difference of the profiler's clock (TSC ticks, or clock_gettime
+ * nanoseconds) in instr_time ticks of a query's unit.
+ */
+static inline uint64
+ft_prof_units(const FtInstrUnits *u, uint64 delta, bool tsc)
 {
-	if (tsc)
-		ft_instr_time_add_ticks(&instr->counter, (int64) delta);
-	else
-		ft_instr_time_add_ns(&instr->counter, delta);
+	return ft_ticks_to_ns(tsc ? &u->tsc : &u->ns,
+						  (int64) Min(delta, (uint64) PG_INT64_MAX));
+}
+
+/*
+ * Add a clock difference to a node's time, in the unit of the node's own
+ * query (which need not be the query running now: profiler.c).
+ */
+static inline void
+ft_prof_add(FtProfFrame *pf, uint64 delta, bool tsc)
+{
+	ft_instr_time_add_units(&pf->instr->counter, ft_prof_units(pf->units, delta, tsc));
 }
 
 extern void ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now,
@@ -147,6 +166,26 @@ extern void ft_prof_rearm(void);
 
 /* the tick wants the timeout re-armed at a longer interval */
 extern volatile sig_atomic_t ft_prof_rearm_pending;
+
+/*
+ * The tick found the backend waiting and stopped itself (profiler.c):
+ * the next transition of a profiled query's call -- a call starting or
+ * returning -- resumes it, before it changes the chain.
+ */
+extern volatile sig_atomic_t ft_prof_suspended;
+extern void ft_prof_resume(void);
+
+/*
+ * Resume the tick if it stopped itself (main code: every transition of a
+ * profiled query's call checks, the plain profiled calls' starts through
+ * the gate, which the stopping tick shuts).
+ */
+static inline void
+ft_prof_resume_if_suspended(void)
+{
+	if (unlikely(ft_prof_suspended))
+		ft_prof_resume();
+}
 
 /*
  * Re-arm the tick's timeout if the tick asked (main code only: the slow
@@ -172,6 +211,7 @@ ft_prof_rearm_if_asked(void)
 #define FT_PROF_TICKS_PER_STEP 250
 #ifdef FASTTIME_FAULT_INJECTION
 extern void ft_prof_fault_switch(void);
+extern void ft_prof_fault_at_return(PlanState *node);
 #endif
 
 /* executor hooks' side (profiler.c) */
