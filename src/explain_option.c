@@ -206,7 +206,11 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 								 q->exact_ms, (unsigned long long) q->ticks, q->interval_ms);
 				if (q->longest_ms > q->interval_ms)
 					appendStringInfo(&buf, " to %d", q->longest_ms);
-				appendStringInfo(&buf, " ms; a node holding 10 %% of the time: +-%.1f %%)",
+				appendStringInfoString(&buf, " ms");
+				if (q->wrapper_ticks > 0)
+					appendStringInfo(&buf, ", %llu of them in fasttime's own code: %.1f ms in no node",
+									 (unsigned long long) q->wrapper_ticks, q->wrapper_ms);
+				appendStringInfo(&buf, "; a node holding 10 %% of the time: +-%.1f %%)",
 								 100.0 * ft_prof_expected_error(ft_prof_effective_ticks(q), 0.1));
 			}
 			else
@@ -248,6 +252,9 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 			ExplainPropertyInteger("Profile Longest Interval", "ms",
 								   Max(q->longest_ms, q->interval_ms), es);
 			ExplainPropertyInteger("Profile Ticks", NULL, (int64) q->ticks, es);
+			ExplainPropertyInteger("Profile Ticks In Wrappers", NULL,
+								   (int64) q->wrapper_ticks, es);
+			ExplainPropertyFloat("Time In Wrappers", "ms", q->wrapper_ms, 3, es);
 			if (q->switched)
 				ExplainPropertyFloat("Expected Error At 10 Percent", "%",
 									 100.0 * ft_prof_expected_error(ft_prof_effective_ticks(q), 0.1), 1, es);

@@ -447,10 +447,18 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 	StaticAssertStmt(FT_FRAME_PROFILED == 2 && FT_FRAME_EXACT == 1 &&
 					 FT_FRAME_NONE == 0, "frame modes are 0, 1 and 2");
 	Assert(core == pf->core_child || pf->mode != FT_FRAME_PROFILED);
+
+	/* from here to the end, but for the node's call: the wrapper's time */
+	ft_prof_in_wrapper = 1;
 	if (unlikely((pf->mode & ft_prof_gate & FT_FRAME_PROFILED) == 0 ||
 				 (core && ft_prof_core_will_run(node))))
+	{
+		ft_prof_in_wrapper = 0;
 		return slow(node, tsc, buf, wal, gather, query_timer);
-
+	}
+#ifdef FASTTIME_FAULT_INJECTION
+	ft_prof_fault_in_wrapper();
+#endif
 	if (gather)
 	{
 		if (IsA(node, GatherState))
@@ -461,7 +469,9 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 	if (buf || wal)
 		ft_usage_transition(buf, wal, isa);
 	ft_chain_link(uf);
+	ft_prof_in_wrapper = 0;
 	result = node->ExecProcNodeReal(node);
+	ft_prof_in_wrapper = 1;
 	if (buf || wal)
 		ft_usage_transition(buf, wal, isa);
 	ft_prof_resume_if_suspended();
@@ -478,6 +488,7 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 		ft_instr_set_firsttuple(instr);
 	if (gather && gather_starting)
 		ft_rearm_below_gather(node, query_timer);
+	ft_prof_in_wrapper = 0;
 	return result;
 }
 

@@ -90,6 +90,7 @@
 
 /* the chain, and the clock at the last tick */
 volatile sig_atomic_t ft_prof_busy = 0;
+volatile uint8 ft_prof_in_wrapper = 0;
 volatile uint8 ft_prof_gate = FT_FRAME_NONE;
 volatile uint64 ft_prof_last = 0;
 
@@ -186,6 +187,14 @@ ft_prof_since_last(uint64 now)
 	return now > last ? now - last : 0;
 }
 
+/* a difference of the profiler's clock in milliseconds (the footer's) */
+static inline double
+ft_prof_ms(uint64 delta)
+{
+	return ft_prof_tsc ? (double) delta * 1000.0 / ft_conv.hz :
+		(double) delta / 1e6;
+}
+
 /*
  * Credit a clock difference to the profiled frames from "from" down (the
  * nodes whose calls are under way there), stopping at the first exact one.
@@ -248,8 +257,7 @@ static void
 ft_prof_switch(uint64 now)
 {
 	uint64		elapsed = now > ft_prof_run_start ? now - ft_prof_run_start : 0;
-	double		exact_ms = ft_prof_tsc ?
-		(double) elapsed * 1000.0 / ft_conv.hz : (double) elapsed / 1e6;
+	double		exact_ms = ft_prof_ms(elapsed);
 
 	for (FtProfFrame *f = ft_chain_prof(ft_chain_top); f != NULL; f = ft_prof_below(f))
 	{
@@ -505,6 +513,18 @@ ft_prof_fault_at_return(PlanState *node)
 	if (ft_prof_fault_names(ft_fault_tick_at_return, node))
 		ft_prof_fault_tick();
 }
+
+/*
+ * Fault builds: a plain profiled call's wrapper is running its own code
+ * (ft_prof_in_wrapper is set); fasttime.fault_tick_in_wrapper delivers a
+ * tick here.
+ */
+void
+ft_prof_fault_in_wrapper(void)
+{
+	if (ft_prof_depth > 0 && ft_fault_tick_in_wrapper)
+		ft_prof_fault_tick();
+}
 #endif
 
 /*
@@ -624,11 +644,14 @@ ft_prof_switch_due(uint64 now)
  * Credit the time since the last tick (or resumption) as of "now": to
  * the profiled frames on top of the chain, or, inside an exact call on top
  * of profiled frames, that call's time so far to the frames below it and
- * the rest to the next instant outside exact calls.  The tick's work, and
- * the resumption's (ft_prof_resume); the caller keeps ticks out.
+ * the rest to the next instant outside exact calls.  The tick's work
+ * (sample: this instant is a sample of the interval, and one in a profiled
+ * wrapper's own code credits it to no node), and the resumption's
+ * (ft_prof_resume: the interval is the time of the chain as it stands,
+ * not a sample); the caller keeps ticks out.
  */
 static void
-ft_prof_credit_until(uint64 now)
+ft_prof_credit_until(uint64 now, bool sample)
 {
 	uint64		span;
 	uint64		rest;
@@ -657,7 +680,23 @@ ft_prof_credit_until(uint64 now)
 	rest = span > ft_prof_carved ? span - ft_prof_carved : 0;
 	ft_prof_carved = 0;
 	ft_prof_last = now;
-	if (exact == NULL)
+	if (exact == NULL && sample && ft_prof_in_wrapper)
+	{
+		/*
+		 * A sample of that time in a profiled wrapper's own code: time the
+		 * uninstrumented query does not spend, credited to no node
+		 * (ft_prof_in_wrapper), and shown as such.
+		 */
+		double		ms = ft_prof_ms(rest + ft_prof_pending);
+
+		for (int i = 0; i < ft_prof_depth; i++)
+		{
+			ft_prof_stack[i]->wrapper_ticks++;
+			ft_prof_stack[i]->wrapper_ms += ms;
+		}
+		ft_prof_pending = 0;
+	}
+	else if (exact == NULL)
 	{
 		/* a sample of that time: the chain at this instant holds it */
 		ft_prof_credit(top, rest + ft_prof_pending, ft_prof_tsc);
@@ -737,7 +776,7 @@ ft_prof_resume(void)
 	{
 		ft_prof_busy = 1;
 		pg_compiler_barrier();
-		ft_prof_credit_until(ft_prof_now(ft_prof_tsc));
+		ft_prof_credit_until(ft_prof_now(ft_prof_tsc), false);
 		pg_compiler_barrier();
 		ft_prof_busy = 0;
 	}
@@ -787,7 +826,7 @@ ft_prof_tick(void)
 		return;
 	}
 	now = ft_prof_now(ft_prof_tsc);
-	ft_prof_credit_until(now);
+	ft_prof_credit_until(now, true);
 
 	ft_prof_ticks_total++;
 	for (int i = 0; i < ft_prof_depth; i++)
@@ -1274,6 +1313,8 @@ ft_prof_leave(FtProfQuery *q, FtProfFrame **saved_frames,
 	pg_compiler_barrier();
 	ft_prof_frames = saved_frames;
 	ft_prof_nframes = saved_nframes;
+	/* the code running from here on is its caller's, after an error too */
+	ft_prof_in_wrapper = 0;
 	/* normally the top of the stack; after an error, whatever ran above */
 	for (int i = ft_prof_depth - 1; i >= 0; i--)
 	{
@@ -1306,6 +1347,7 @@ ft_prof_reset(void)
 	ft_prof_nframes = 0;
 	ft_prof_depth = 0;
 	ft_prof_suspended = 0;
+	ft_prof_in_wrapper = 0;
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
 	if (ft_prof_registered && get_timeout_active(ft_prof_timeout))

@@ -85,10 +85,24 @@ typedef struct FtProfQuery
 	int			after_ms;
 	FtInstrUnits units;			/* the unit its times are written in (its
 								 * frames point here) */
+	uint64		wrapper_ticks;	/* ticks that found a profiled wrapper's own
+								 * code running */
+	double		wrapper_ms;		/* the time they credited to no node */
 } FtProfQuery;
 
 /* main code is changing counters of frames on the chain */
 extern volatile sig_atomic_t ft_prof_busy;
+
+/*
+ * A profiled call's wrapper is running its own code, not the node's: set
+ * by the profiled phase's fast path around everything it does besides the
+ * call of the node (node_wrappers.c).  A tick that finds it set credits
+ * its interval to no node (FtProfQuery.wrapper_ms): the wrapper's work is
+ * not part of the uninstrumented query, and crediting it to the caller or
+ * the callee made the node calling a child millions of times look costlier
+ * than it is (bench/shares.sh).
+ */
+extern volatile uint8 ft_prof_in_wrapper;
 
 /*
  * The gate of the profiled phase's fast path: FT_FRAME_PROFILED only while
@@ -212,6 +226,7 @@ ft_prof_rearm_if_asked(void)
 #ifdef FASTTIME_FAULT_INJECTION
 extern void ft_prof_fault_switch(void);
 extern void ft_prof_fault_at_return(PlanState *node);
+extern void ft_prof_fault_in_wrapper(void);
 #endif
 
 /* executor hooks' side (profiler.c) */
