@@ -88,6 +88,21 @@
 #include "profiler.h"
 #include "usage.h"
 
+/*
+ * What the tick (a signal handler) shares with main code.  Variables the
+ * handler writes, or that main code changes while a tick may land, are
+ * volatile.  The rest below -- the query stack (ft_prof_stack,
+ * ft_prof_depth), the outermost run's clock, start and thresholds
+ * (ft_prof_tsc, ft_prof_run_start, ft_prof_threshold, ft_prof_max_calls,
+ * ft_prof_max_ms) -- the handler only reads, and main code changes them
+ * only with ft_prof_busy set and compiler barriers around the change
+ * (pg_compiler_barrier(): no store moves across it), or while no run is
+ * under way (ft_prof_depth is 0, which the handler tests first).  A tick
+ * that finds ft_prof_busy set credits nothing and leaves its interval to
+ * the next one, so it never sees them half-changed.  They are not volatile
+ * so that main code's reads of them need not be.
+ */
+
 /* the chain, and the clock at the last tick */
 volatile sig_atomic_t ft_prof_busy = 0;
 volatile uint8 ft_prof_in_wrapper = 0;
