@@ -35,11 +35,12 @@ override CPPFLAGS := -I$(srcdir)/src $(CPPFLAGS)
 SHLIB_LINK += -lm
 
 # EXPLAIN (ANALYZE, CLOCK_SOURCE) exists from PostgreSQL 18 on (see
-# src/explain_option.c).  Its test lives in sql/pg18/ and expected/pg18/,
-# out of reach of the wildcard above, and is added here on 18 and later;
+# src/explain_option.c).  Its tests (the option, and the error bars of
+# profiled node times it prints) live in sql/pg18/ and expected/pg18/,
+# out of reach of the wildcard above, and are added here on 18 and later;
 # pg_regress writes its result to results/pg18/, which it does not create.
 ifeq ($(shell test $(MAJORVERSION) -ge 18 && echo yes),yes)
-REGRESS += pg18/fasttime_explain_option
+REGRESS += pg18/fasttime_explain_option pg18/fasttime_profile_error
 installcheck check: results/pg18
 results/pg18:
 	$(MKDIR_P) $@

@@ -68,13 +68,20 @@ ft_timer_is_profiled(FtTimer timer)
 		timer == FT_TIMER_PROF_CORE_CLOCK_GETTIME;
 }
 
-/* Which of its TSC reads are ordered. */
+/*
+ * Which of its TSC reads are ordered.  Profiled timing's exact calls read
+ * in order at both ends whatever fasttime.ordered_reads says (its profiled
+ * calls read nothing), so its TSC timers are ordered.
+ */
 static inline FtReadOrder
 ft_timer_reads(FtTimer timer)
 {
 	switch (timer)
 	{
 		case FT_TIMER_TSC_ORDERED:
+		case FT_TIMER_PROF_PHASE_TSC:
+		case FT_TIMER_PROF_TSC:
+		case FT_TIMER_PROF_CORE_TSC:
 			return FT_READS_BOTH;
 		case FT_TIMER_TSC_ORDERED_START:
 			return FT_READS_START;

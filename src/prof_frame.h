@@ -51,6 +51,10 @@ typedef struct FtProfFrame
 	uint64		owed_from;		/* exact call: the clock from which its
 								 * time is owed to the profiled frames
 								 * below it */
+	/* the ticks that sampled this node, for its error (profiler.c) */
+	uint64		sample_ticks;	/* ticks whose time it was credited */
+	double		sample_sq_ms;	/* the sum of the squares of those ticks'
+								 * credited times, ms^2 */
 } FtProfFrame;
 
 #endif							/* FASTTIME_PROF_FRAME_H */

@@ -235,6 +235,42 @@ ft_prof_credit(FtProfFrame *from, uint64 delta, bool tsc)
 }
 
 /*
+ * Credit a tick's sample of time -- time no exact call accounted for,
+ * given to the frames the chain holds at the tick's instant -- from
+ * "from" down, and note the sample in those frames and in every query
+ * running: what the node's error (ft_prof_node_error) is made of.  The
+ * frames' time is exact before the switch (no frame is profiled: nothing
+ * is credited), and so is a credit made by a transition rather than a
+ * tick (ft_prof_resume): neither is a sample.  Plain stores only: this
+ * runs in the tick's signal handler.
+ */
+static inline void
+ft_prof_credit_sample(FtProfFrame *from, uint64 delta, bool tsc)
+{
+	double		ms;
+	double		sq;
+
+	ft_prof_credit(from, delta, tsc);
+	if (delta == 0 || !ft_prof_switched)
+		return;
+	ms = tsc ? (double) delta * 1000.0 / ft_conv.hz : (double) delta / 1e6;
+	sq = ms * ms;
+	for (FtProfFrame *f = from; f != NULL && f->mode == FT_FRAME_PROFILED; f = ft_prof_below(f))
+	{
+		f->sample_ticks++;
+		f->sample_sq_ms += sq;
+	}
+	for (int i = 0; i < ft_prof_depth; i++)
+	{
+		FtProfQuery *q = ft_prof_stack[i];
+
+		q->samples++;
+		q->sample_ms += ms;
+		q->sample_sq_ms += sq;
+	}
+}
+
+/*
  * An exact call on top of a profiled frame has returned: credit what it
  * owes (its duration since its start, the switch or the last tick that
  * landed in it) to the profiled frames from "from" down, and note it as
@@ -662,8 +698,9 @@ ft_prof_switch_due(uint64 now)
  * the rest to the next instant outside exact calls.  The tick's work
  * (sample: this instant is a sample of the interval, and one in a profiled
  * wrapper's own code credits it to no node), and the resumption's
- * (ft_prof_resume: the interval is the time of the chain as it stands,
- * not a sample); the caller keeps ticks out.
+ * (ft_prof_resume: it credits the time since the tick that stopped, which
+ * the chain held all along, exactly; only time still pending from earlier
+ * ticks is a sample); the caller keeps ticks out.
  */
 static void
 ft_prof_credit_until(uint64 now, bool sample)
@@ -714,7 +751,13 @@ ft_prof_credit_until(uint64 now, bool sample)
 	else if (exact == NULL)
 	{
 		/* a sample of that time: the chain at this instant holds it */
-		ft_prof_credit(top, rest + ft_prof_pending, ft_prof_tsc);
+		if (sample)
+			ft_prof_credit_sample(top, rest + ft_prof_pending, ft_prof_tsc);
+		else
+		{
+			ft_prof_credit(top, rest, ft_prof_tsc);
+			ft_prof_credit_sample(top, ft_prof_pending, ft_prof_tsc);
+		}
 		ft_prof_pending = 0;
 	}
 	else
@@ -841,7 +884,8 @@ ft_prof_tick(void)
 		return;
 	}
 	now = ft_prof_now(ft_prof_tsc);
-	ft_prof_credit_until(now, true);
+	/* stopped in a wait, the chain has not changed since: no sample */
+	ft_prof_credit_until(now, !ft_prof_suspended);
 
 	ft_prof_ticks_total++;
 	for (int i = 0; i < ft_prof_depth; i++)
@@ -1515,11 +1559,48 @@ ft_prof_tick_cost_known(double *cost_ns)
 }
 
 /*
+ * The statistical error of profiled node times.
+ *
+ * After the switch, each tick credits a time D_i -- the time since the
+ * previous tick that no exact call accounted for: its interval, 1 to
+ * fasttime.profile_interval_max ms, or more when it also carries time
+ * left pending by ticks that landed in exact calls -- to every node whose
+ * call is under way at its instant (ft_prof_credit_sample).  Let X_ij be
+ * 1 when tick i finds node j on the chain.  When j's calls are short
+ * against the interval, and the ticks' instants have nothing to do with
+ * the plan's rhythm, the X_ij are about independent, each 1 with
+ * probability p_j, the share of the run's time spent inside j's calls.
+ * The sampled part of j's time, T_j = sum_i D_i X_ij, then has
+ *
+ *		Var T_j = p_j (1 - p_j) sum_i D_i^2
+ *
+ * and both unknowns come from what the ticks noted: the sum of the
+ * squares of the times credited to j, Q_j = sum_i D_i^2 X_ij, has the
+ * expectation p_j Q, Q = sum_i D_i^2 over all of the query's samples, so
+ *
+ *		p_j ~ Q_j / Q,		Var T_j ~ Q_j (1 - Q_j / Q)
+ *
+ * and the standard error of j's time is the square root.  With equal
+ * intervals d it is d sqrt(n_j (1 - n_j / n)), the binomial count of n_j
+ * ticks out of n; a node on the chain at every sample (the root of a run
+ * that spends all its time in the plan) has none; a node that one tick
+ * found has about that tick's interval.  The rest of a node's time --
+ * the exact prefix, exact calls, what they owed the nodes below them --
+ * was measured and adds no error.  Where calls are long against the
+ * interval, consecutive ticks find the same call and the estimate
+ * overstates the error (only the call's edges are uncertain).
+ *
+ * For a node holding a share p of a run of total sampled time S = sum
+ * D_i, the relative error is sqrt(p (1 - p) Q) / (p S), which is
+ * sqrt((1 - p) / (p N)) with N = S^2 / Q: the binomial relative error
+ * after N ticks of one interval (ft_prof_expected_error,
+ * ft_prof_effective_ticks).
+ */
+
+/*
  * The expected relative error (one standard deviation) of the time of a
  * node holding a given share of a run's time, after so many ticks of one
- * interval: each tick's time goes to the node with probability about
- * equal to its share when its calls are much shorter than a tick, so its
- * count of ticks is about binomial.
+ * interval (see above).
  */
 double
 ft_prof_expected_error(double ticks, double share)
@@ -1530,15 +1611,42 @@ ft_prof_expected_error(double ticks, double share)
 }
 
 /*
- * The number of equal ticks a query's ticks are worth to that estimate:
- * a tick's time is its interval, so with intervals w_i the variance of a
- * node's time is that of (sum w_i)^2 / sum w_i^2 equal ticks (as many as
- * there were ticks, when they were all of one interval).
+ * The number of equal ticks a query's samples are worth to that estimate,
+ * (sum D_i)^2 / sum D_i^2 (as many as there were samples, when they all
+ * credited the same time).  Before any sample (or should none have
+ * credited time), from the nominal intervals of the ticks.
  */
 double
 ft_prof_effective_ticks(const FtProfQuery *q)
 {
+	if (q->samples > 0 && q->sample_sq_ms > 0.0)
+		return q->sample_ms * q->sample_ms / q->sample_sq_ms;
 	if (q->ticks == 0 || q->tick_ms_sq == 0)
 		return 0.0;
 	return (double) q->tick_ms * (double) q->tick_ms / (double) q->tick_ms_sq;
+}
+
+/*
+ * The ticks that sampled a node of a profiled query, and the standard
+ * error of its time in ms (see above); false if no tick sampled it -- its
+ * time was measured, or it was profiled and no tick found it, which
+ * EXPLAIN shows as no line rather than as an error of zero.  Read after
+ * the run, in main code: the frames' counters no longer change.
+ */
+bool
+ft_prof_node_error(const FtProfQuery *q, int plan_node_id, uint64 *ticks,
+				   double *error_ms)
+{
+	const FtProfFrame *f;
+	double		var;
+
+	if (q == NULL || plan_node_id < 0 || plan_node_id >= q->nframes)
+		return false;
+	f = q->frames[plan_node_id];
+	if (f == NULL || f->sample_ticks == 0 || q->sample_sq_ms <= 0.0)
+		return false;
+	var = f->sample_sq_ms * (1.0 - Min(f->sample_sq_ms / q->sample_sq_ms, 1.0));
+	*ticks = f->sample_ticks;
+	*error_ms = sqrt(Max(var, 0.0));
+	return true;
 }

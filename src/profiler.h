@@ -79,6 +79,10 @@ typedef struct FtProfQuery
 	uint64		tick_ms;		/* their intervals' sum, ms */
 	uint64		tick_ms_sq;		/* the sum of their intervals' squares */
 	int			longest_ms;		/* the longest interval it ticked at */
+	uint64		samples;		/* ticks after the switch that credited
+								 * time as a sample, while it ran */
+	double		sample_ms;		/* the time they credited, ms */
+	double		sample_sq_ms;	/* the sum of its squares, ms^2 */
 	bool		switched;		/* its frames were profiled at some point */
 	double		exact_ms;		/* the outermost run's time at the switch */
 	int			interval_ms;	/* the settings it ran with */
@@ -247,6 +251,8 @@ extern uint64 ft_prof_backend_ticks(void);
 extern uint64 ft_prof_backend_deferred(void);
 extern double ft_prof_effective_ticks(const FtProfQuery *q);
 extern double ft_prof_expected_error(double ticks, double share);
+extern bool ft_prof_node_error(const FtProfQuery *q, int plan_node_id,
+							   uint64 *ticks, double *error_ms);
 extern double ft_prof_tick_cost_ns(void);
 extern bool ft_prof_tick_cost_known(double *cost_ns);
 

@@ -139,6 +139,21 @@ nested_case('auto_explain LOADed', "LOAD 'auto_explain';");
 	unlike($err, qr/timed with the TSC/, 'log_timing = off: fasttime times nothing');
 }
 
+# profiled timing under auto_explain: the logged plan is as stock prints
+# it, without the error bars of profiled nodes, which EXPLAIN prints only
+# when asked (CLOCK_SOURCE, an option auto_explain does not pass)
+{
+	my $off = -s $node->logfile;
+	my ($rc, $out, $err) = ft_sql($node,
+		"LOAD 'auto_explain'; $ae SET fasttime.node_timing = profile; SET fasttime.profile_after = 0; "
+		  . "SELECT count(*) FROM t a JOIN t b USING (k) WHERE a.g <= 2000");
+	is($rc, 0, 'profiled under auto_explain: the query ran') or diag($err);
+	my @plans = logged_plans(ft_log_since($node, $off));
+	my @marked = grep { exists $_->{'Profile Ticks'} || exists $_->{'Profile Error'} }
+	  map { nodes_of($_->[1]{Plan}) } @plans;
+	ok(@plans && !@marked, 'profiled under auto_explain: no error bars in the logged plan');
+}
+
 # auto_explain preloaded before fasttime (its hooks then run inside ours)
 $node->append_conf('postgresql.conf', "shared_preload_libraries = 'auto_explain, fasttime'\n");
 $node->restart;
