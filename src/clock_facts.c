@@ -637,7 +637,7 @@ read_sysfs_line(const char *path, char *buf, size_t len)
  * TSC.  Returns false, leaving current empty, when the current
  * clocksource cannot be read.  A fault build fakes what was read
  * (FASTTIME_FAULT_CLOCKSOURCE_FILE, FASTTIME_FAULT_FACTS's kernel_*
- * tokens: fault_injection.c).
+ * tokens: test/fault/fault_injection.c).
  */
 bool
 ft_read_kernel_clocksource(char *current, size_t curlen,

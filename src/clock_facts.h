@@ -129,10 +129,10 @@ extern bool ft_read_kernel_clocksource(char *current, size_t curlen,
 
 #ifdef FASTTIME_FAULT_INJECTION
 /*
- * Fault builds only: hooks into fact gathering, which fault_injection.c
- * registers (ft_fault_register), so that clock_facts.c calls nothing of
- * it by name and the dependency runs one way.  The product build has no
- * hooks at all.
+ * Fault builds only: hooks into fact gathering, which
+ * test/fault/fault_injection.c registers (ft_fault_register), so that
+ * clock_facts.c calls nothing of it by name and the dependency runs one
+ * way.  The product build has no hooks at all.
  */
 typedef struct FtFactsFaults
 {

@@ -54,7 +54,7 @@
  * process is done as LFENCE;RDTSC instead (ticks.h), so the faked fact
  * cannot raise SIGILL.
  *
- * src/fault_injection.c
+ * test/fault/fault_injection.c
  *
  *-------------------------------------------------------------------------
  */
