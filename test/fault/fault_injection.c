@@ -458,7 +458,7 @@ fault_mangle_published(char *buf, size_t buflen)
 }
 
 /*
- * Hook the faults into fact gathering (clock_facts.c), which calls nothing
+ * Hook the faults into fact gathering (clock_detect.c), which calls nothing
  * of this file's by name: ft_fault_init does this, before any fact is
  * gathered, and so do the unit tests.
  */

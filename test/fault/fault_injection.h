@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* hook the fact faults into clock_facts.c; before the facts are gathered */
+/* hook the fact faults into clock_detect.c; before the facts are gathered */
 extern void ft_fault_register(void);
 
 /* _PG_init's first step: ft_fault_register, the fasttime.fault_* settings */

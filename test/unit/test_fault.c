@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "clock_decide.h"
+#include "clock_detect.h"
 #include "clock_facts.h"
 #include "fault_injection.h"
 #include "ticks.h"
