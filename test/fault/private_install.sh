@@ -33,17 +33,20 @@ ft_private_install() {
 	local sys=${FT_SYSTEM_PG_CONFIG:-${PG_CONFIG:-pg_config}}
 	local srcroot
 	srcroot=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-	local bindir pkglibdir sharedir d
+	local bindir pkglibdir sharedir incdir d
 	bindir=$("$sys" --bindir) || return 1
 	pkglibdir=$("$sys" --pkglibdir)
 	sharedir=$("$sys" --sharedir)
+	# the server headers too, so that a private installation can itself be
+	# the base of another (a fault build for TAP tests run against one)
+	incdir=$("$sys" --includedir-server)
 
 	case "$root" in
 		/tmp/?*) ;;
 		*) echo "ft_private_install: ROOT must be under /tmp (got '$root')" >&2; return 1 ;;
 	esac
 	rm -rf "$root" "$root.src"
-	for d in "$bindir" "$pkglibdir" "$sharedir"; do
+	for d in "$bindir" "$pkglibdir" "$sharedir" "$incdir"; do
 		mkdir -p "$root$(dirname "$d")"
 		cp -a "$d" "$root$d" || return 1
 	done
