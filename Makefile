@@ -1,7 +1,7 @@
 # fasttime/Makefile
 
 MODULE_big = fasttime
-OBJS = $(patsubst %.c,%.o,$(sort $(filter-out src/fault_injection.c,$(wildcard src/*.c))))
+OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
 PGFILEDESC = "fasttime - cheap TSC timing for EXPLAIN ANALYZE"
 
 EXTENSION = fasttime
@@ -11,14 +11,15 @@ DATA = fasttime--1.0.sql
 REGRESS = $(sort $(basename $(notdir $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=. --load-extension=fasttime
 
-# test builds only (make FAULT_INJECTION=1): src/fault_injection.c and the
-# hooks that call it (see there).  The product build has neither, which
-# test/stage_no_faults.sh checks.
+# test builds only (make FAULT_INJECTION=1): test/fault/fault_injection.c
+# and the hooks in src/ that call it (#ifdef FASTTIME_FAULT_INJECTION; the
+# headers there include test/fault/fault_injection.h only then).  The
+# product build has neither, which test/stage_no_faults.sh checks.
 ifdef FAULT_INJECTION
-OBJS += src/fault_injection.o
-PG_CPPFLAGS += -DFASTTIME_FAULT_INJECTION
+OBJS += test/fault/fault_injection.o
+PG_CPPFLAGS += -DFASTTIME_FAULT_INJECTION -I$(srcdir)/test/fault
 endif
-EXTRA_CLEAN = src/fault_injection.o src/fault_injection.bc
+EXTRA_CLEAN = test/fault/fault_injection.o test/fault/fault_injection.bc
 
 # benchmarks only (make FLOOR=1): wrappers that read no clock, to measure
 # what the bookkeeping alone costs (see src/node_wrappers.c)

@@ -3,10 +3,11 @@
  * clock_facts.h
  *	  What fasttime knows about this machine's clocks.
  *
- * The facts are gathered once (CPUID traps to the hypervisor on virtual
- * machines and calibration takes tens of milliseconds) and then only read.
- * The structure is plain C so the decision logic and its unit tests can
- * be built without a server.
+ * The facts are gathered once (clock_detect.h: CPUID traps to the
+ * hypervisor on virtual machines and calibration takes tens of
+ * milliseconds) and then only read.  The structure and what is declared
+ * here (clock_facts.c) are plain C, so the decision logic and its unit
+ * tests can be built without a server.
  *
  * src/clock_facts.h
  *
@@ -18,7 +19,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 
 /* Where the TSC frequency in use came from. */
 typedef enum FtFreqOrigin
@@ -97,9 +97,6 @@ typedef struct FtClockFacts
 	double		ns_per_read_tsc_ordered;
 } FtClockFacts;
 
-/* Gather every fact about this machine (slow: CPUID, calibration). */
-extern void ft_detect_clock_facts(FtClockFacts *facts);
-
 /*
  * Choose the frequency in use (tsc_hz, tsc_hz_origin, disagreement_ppm,
  * frequency_note) from the reported candidates and the calibration.  Part
@@ -120,19 +117,12 @@ extern void ft_parse_cpu_flags(const char *flags, FtClockFacts *facts);
  */
 extern void ft_merge_cpu_flags(FtClockFacts *facts);
 
-/*
- * Read the kernel's current and available clocksources (false when the
- * current one cannot be read); cheap enough to repeat.
- */
-extern bool ft_read_kernel_clocksource(char *current, size_t curlen,
-									   char *available, size_t availlen);
-
 #ifdef FASTTIME_FAULT_INJECTION
 /*
- * Fault builds only: hooks into fact gathering, which fault_injection.c
- * registers (ft_fault_register), so that clock_facts.c calls nothing of
- * it by name and the dependency runs one way.  The product build has no
- * hooks at all.
+ * Fault builds only: hooks into fact gathering, which
+ * test/fault/fault_injection.c registers (ft_fault_register), so that
+ * clock_detect.c calls nothing of it by name and the dependency runs one
+ * way.  The product build has no hooks at all.
  */
 typedef struct FtFactsFaults
 {
@@ -149,9 +139,6 @@ typedef struct FtFactsFaults
 
 extern void ft_register_facts_faults(const FtFactsFaults *faults);
 extern const FtFactsFaults *ft_facts_faults(void);
-
-/* replace the clock calibration reads (NULL: clock_gettime again) */
-extern void ft_set_raw_clock(int (*fn) (clockid_t, struct timespec *));
 #endif							/* FASTTIME_FAULT_INJECTION */
 
 /* Name of a frequency origin as shown to users. */

@@ -39,6 +39,7 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
+#include "clock_detect.h"
 #include "clock_state.h"
 
 /* serialized facts: tag, size, two hex digits a byte */

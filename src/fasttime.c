@@ -22,7 +22,9 @@
 
 #include "clock_state.h"
 #include "explain_option.h"
-#include "fault_injection.h"
+#ifdef FASTTIME_FAULT_INJECTION
+#include "fault_injection.h"	/* test/fault/, fault builds only */
+#endif
 #include "node_timing.h"
 #include "profiler.h"
 #include "usage.h"

@@ -50,7 +50,9 @@
 #include "utils/float.h"
 #include "utils/memutils.h"
 
-#include "fault_injection.h"
+#ifdef FASTTIME_FAULT_INJECTION
+#include "fault_injection.h"	/* test/fault/, fault builds only */
+#endif
 #include "node_timing.h"
 #include "node_wrappers.h"
 #include "usage.h"

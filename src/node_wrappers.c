@@ -76,7 +76,9 @@
 #include "nodes/nodeFuncs.h"
 #include "port/atomics.h"
 
-#include "fault_injection.h"
+#ifdef FASTTIME_FAULT_INJECTION
+#include "fault_injection.h"	/* test/fault/, fault builds only */
+#endif
 #include "node_wrappers.h"
 #include "profiler.h"
 #include "usage.h"

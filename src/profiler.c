@@ -84,7 +84,9 @@
 #include "utils/wait_event.h"
 
 #include "clock_state.h"
-#include "fault_injection.h"
+#ifdef FASTTIME_FAULT_INJECTION
+#include "fault_injection.h"	/* test/fault/, fault builds only */
+#endif
 #include "profiler.h"
 #include "usage.h"
 

@@ -43,7 +43,9 @@
 #include "utils/tuplestore.h"
 #include "utils/wait_event.h"
 
-#include "fault_injection.h"
+#ifdef FASTTIME_FAULT_INJECTION
+#include "fault_injection.h"	/* test/fault/, fault builds only */
+#endif
 #include "node_timing.h"
 #include "profiler.h"
 

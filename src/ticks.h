@@ -257,7 +257,7 @@ ft_read_counter_frequency(void)
 }
 
 #ifdef FASTTIME_FAULT_INJECTION
-/* fault_injection.c: RDTSCP is a faked fact, the CPU cannot run it */
+/* test/fault/fault_injection.c: RDTSCP is a faked fact, the CPU cannot run it */
 extern bool ft_fault_no_real_rdtscp;
 #endif
 

@@ -11,7 +11,7 @@ per check and ending with "N passed, N failed":
       debian/control(.in) and fasttime.control, and the #error guards of
       src/compat.h must say the same range.  Every fasttime.NAME the
       documentation mentions is defined in src/ (a test build's
-      fasttime.fault_* ones in src/fault_injection.c).
+      fasttime.fault_* ones in test/fault/fault_injection.c).
 
   test/check_docs.py --facts-sql > facts.sql
   psql -XAt -F "<TAB>" -f facts.sql > facts.tsv     (fasttime preloaded)
@@ -209,9 +209,11 @@ def prose(text):
 # the source
 
 def defined_settings(root):
-    """{name: file} of every fasttime.* setting src/ defines."""
+    """{name: file} of every fasttime.* setting src/ (and a fault build's
+    test/fault/) defines."""
     found = {}
-    for path in sorted(glob.glob(os.path.join(root, "src", "*.c"))):
+    for path in sorted(glob.glob(os.path.join(root, "src", "*.c")) +
+                       glob.glob(os.path.join(root, "test", "fault", "*.c"))):
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read()
         for m in re.finditer(r"DefineCustom\w+Variable\(\s*\"(fasttime\.[a-z0-9_]+)\"", text):

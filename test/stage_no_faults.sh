@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Stage: the product library holds no fault-injection code.  A fault build
-# (make FAULT_INJECTION=1) adds src/fault_injection.c and the hooks that
-# call it; the product build, which stage_build.sh has just made, must have
-# none of them: no symbol of theirs (nm: fault_*, ft_fault_*, the fact
+# (make FAULT_INJECTION=1) adds test/fault/fault_injection.c and the hooks
+# that call it; the product build, which stage_build.sh has just made,
+# must have none of them: no symbol of theirs (nm: fault_*, ft_fault_*, the fact
 # hooks' ft_register_facts_faults and ft_facts_faults, ft_set_raw_clock)
 # and, among its strings, no fault setting (fasttime.fault_*), fault
 # environment variable (FASTTIME_FAULT_*), fault message or the hooks'

@@ -8,8 +8,9 @@
  *	3. ft_facts_serialize / ft_facts_parse;
  *	4. one real ft_detect_clock_facts() run, checking invariants only.
  *
- * Built from src/clock_decide.c and src/clock_facts.c as a normal build
- * compiles them, no server needed: see test/unit/Makefile.
+ * Built from src/clock_decide.c, src/clock_detect.c and src/clock_facts.c
+ * as a normal build compiles them, no server needed: see
+ * test/unit/Makefile.
  *
  * test/unit/test_clock.c
  */
@@ -21,6 +22,7 @@
 #include <time.h>
 
 #include "clock_decide.h"
+#include "clock_detect.h"
 #include "clock_facts.h"
 #include "ticks.h"
 #include "tap.h"

@@ -1,6 +1,6 @@
 /*
  * test_fault.c - standalone tests of the fault-injection machinery
- * (src/fault_injection.c built with -DFASTTIME_FAULT_INJECTION
+ * (test/fault/fault_injection.c built with -DFASTTIME_FAULT_INJECTION
  * -DFT_FAULT_STANDALONE): the node clock's jumps and slowness, and the
  * FASTTIME_FAULT_FACTS degradations and the decisions they lead to.
  *
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "clock_decide.h"
+#include "clock_detect.h"
 #include "clock_facts.h"
 #include "fault_injection.h"
 #include "ticks.h"

@@ -54,7 +54,7 @@
  * process is done as LFENCE;RDTSC instead (ticks.h), so the faked fact
  * cannot raise SIGILL.
  *
- * src/fault_injection.c
+ * test/fault/fault_injection.c
  *
  *-------------------------------------------------------------------------
  */
@@ -459,7 +459,7 @@ fault_mangle_published(char *buf, size_t buflen)
 }
 
 /*
- * Hook the faults into fact gathering (clock_facts.c), which calls nothing
+ * Hook the faults into fact gathering (clock_detect.c), which calls nothing
  * of this file's by name: ft_fault_init does this, before any fact is
  * gathered, and so do the unit tests.
  */

@@ -4,9 +4,12 @@
  *	  Test-only faults (builds with -DFASTTIME_FAULT_INJECTION): what the
  *	  rest of fasttime calls of fault_injection.c.  The fault readers of the
  *	  node clock are declared in ticks.h, the hooks into fact gathering in
- *	  clock_facts.h (registered by ft_fault_register).
+ *	  clock_facts.h (registered by ft_fault_register).  Files in src/
+ *	  include it only under #ifdef FASTTIME_FAULT_INJECTION, and only the
+ *	  fault build (make FAULT_INJECTION=1) puts test/fault/ on the include
+ *	  path.
  *
- * src/fault_injection.h
+ * test/fault/fault_injection.h
  *
  *-------------------------------------------------------------------------
  */
@@ -18,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* hook the fact faults into clock_facts.c; before the facts are gathered */
+/* hook the fact faults into clock_detect.c; before the facts are gathered */
 extern void ft_fault_register(void);
 
 /* _PG_init's first step: ft_fault_register, the fasttime.fault_* settings */
