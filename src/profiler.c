@@ -68,13 +68,15 @@
  * backend).  The chain is restored by the executor hooks when a run ends,
  * by error or not (ft_usage_run_end), and cleared at transaction abort.
  *
+ * What is decided per plan before a run (which nodes stay exact, the
+ * frames, whether profiling can pay) and the error of the credited times
+ * read after it are prof_plan.c's.
+ *
  * src/profiler.c
  *
  *-------------------------------------------------------------------------
  */
 #include "compat.h"
-
-#include <math.h>
 
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
@@ -912,131 +914,6 @@ ft_prof_tick(void)
 		ft_prof_suspend();
 }
 
-typedef struct FtProfWalk
-{
-	FtProfQuery *q;
-	MemoryContext cxt;
-} FtProfWalk;
-
-/* what ft_child_timed_by_core finds of a node's direct children */
-typedef struct FtCoreChildren
-{
-	bool		multiexec;		/* one runs through MultiExecProcNode */
-	bool		async;			/* one is an async node */
-} FtCoreChildren;
-
-/* Is this a node the executor runs through MultiExecProcNode? */
-static bool
-ft_is_multiexec(PlanState *ps)
-{
-	return IsA(ps, HashState) || IsA(ps, BitmapIndexScanState) ||
-		IsA(ps, BitmapAndState) || IsA(ps, BitmapOrState);
-}
-
-static void
-ft_prof_mark(FtProfWalk *w, PlanState *ps, bool permanent)
-{
-	int			id;
-	FtProfFrame *f;
-
-	if (ps == NULL || ps->plan == NULL || ps->instrument == NULL)
-		return;
-	id = ps->plan->plan_node_id;
-	if (id < 0 || id >= w->q->nframes)
-		return;
-	/* the frame lives in the node's own (usage.h), zeroed when made */
-	f = &ft_usage_frame_of(ps)->prof;
-	f->instr = ps->instrument;
-	f->units = &w->q->units;
-	f->mode = FT_FRAME_EXACT;
-	w->q->frames[id] = f;
-	if (permanent || ps->instrument->async_mode)
-		f->permanent = true;
-}
-
-/*
- * planstate_tree_walker callback: a direct child the executor times
- * itself.
- */
-static bool
-ft_child_timed_by_core(PlanState *ps, void *context)
-{
-	FtCoreChildren *cc = (FtCoreChildren *) context;
-
-	if (ps->instrument != NULL)
-	{
-		if (ft_is_multiexec(ps))
-			cc->multiexec = true;
-		if (ps->instrument->async_mode)
-			cc->async = true;
-	}
-	return false;
-}
-
-/*
- * planstate_tree_walker callback of ft_prof_query_create.  A node with a
- * child the executor times itself must contain that child's exact time:
- * its calls in which the child runs are exact (ft_prof_core_will_run
- * tells them at their start: a Hash Join's build, a Bitmap Heap Scan's
- * first call of each scan), and a node with async children, which may
- * run in any call, is exact for good.
- */
-static bool
-ft_prof_walker(PlanState *ps, void *context)
-{
-	FtProfWalk *w = (FtProfWalk *) context;
-	FtCoreChildren cc = {false, false};
-
-	ft_prof_mark(w, ps, false);
-	(void) planstate_tree_walker(ps, ft_child_timed_by_core, &cc);
-	if ((cc.multiexec || cc.async) && ps->plan != NULL && ps->instrument != NULL &&
-		ps->plan->plan_node_id >= 0 && ps->plan->plan_node_id < w->q->nframes)
-	{
-		FtProfFrame *f = w->q->frames[ps->plan->plan_node_id];
-
-		f->core_child = true;
-		if (cc.async)
-			f->permanent = true;
-	}
-	if (ft_is_multiexec(ps))
-	{
-		/* the children of a MultiExec node stay exact for good */
-		ft_prof_mark(w, outerPlanState(ps), true);
-		ft_prof_mark(w, innerPlanState(ps), true);
-	}
-	return planstate_tree_walker(ps, ft_prof_walker, context);
-}
-
-/*
- * A profiled query's frames, one per plan_node_id below nframes, in its
- * memory: each instrumented node's, exact to begin with.
- */
-FtProfQuery *
-ft_prof_query_create(PlanState *planstate, List *subplanstates, int nframes,
-					 bool tsc, MemoryContext cxt)
-{
-	FtProfQuery *q = MemoryContextAllocZero(cxt, sizeof(FtProfQuery));
-	FtProfWalk	w;
-	ListCell   *lc;
-
-	q->nframes = Max(nframes, 0);
-	q->frames = MemoryContextAllocZero(cxt, sizeof(FtProfFrame *) * Max(nframes, 1));
-	q->tsc = tsc;
-	q->units = ft_instr_units;	/* ft_prof_enter sets it for each run */
-	q->interval_ms = ft_profile_interval_ms;
-	q->after_ms = ft_profile_after_ms;
-	w.q = q;
-	w.cxt = cxt;
-	if (planstate != NULL)
-		(void) ft_prof_walker(planstate, &w);
-	foreach(lc, subplanstates)
-	{
-		if (lfirst(lc) != NULL)
-			(void) ft_prof_walker((PlanState *) lfirst(lc), &w);
-	}
-	return q;
-}
-
 /* where ft_prof_register_escape returns to, while RegisterTimeout runs */
 static sigjmp_buf *ft_prof_register_jmp = NULL;
 
@@ -1120,90 +997,6 @@ bool
 ft_prof_available(void)
 {
 	return ft_prof_register();
-}
-
-/* walker state of ft_prof_estimated_calls */
-typedef struct FtProfEstimate
-{
-	double		loops;			/* times the node being visited is run */
-	PlanState  *parent;
-	double		calls;			/* the sum so far */
-	double		limit;			/* stop once the sum reaches this */
-} FtProfEstimate;
-
-/* Is ps one of the plans of a SubPlanState list? */
-static bool
-ft_prof_in_subplans(List *subplans, PlanState *ps)
-{
-	ListCell   *lc;
-
-	foreach(lc, subplans)
-	{
-		if (((SubPlanState *) lfirst(lc))->planstate == ps)
-			return true;
-	}
-	return false;
-}
-
-/*
- * planstate_tree_walker callback of ft_prof_estimated_calls: a node's
- * calls are its estimated rows plus the call that ends each run, times
- * the runs: the inner side of a nested loop runs once per outer row, a
- * SubPlan once per row of the node that holds it, an InitPlan once.
- */
-static bool
-ft_prof_estimate_walker(PlanState *ps, void *context)
-{
-	FtProfEstimate *e = (FtProfEstimate *) context;
-	FtProfEstimate saved = *e;
-	double		loops = e->loops;
-	PlanState  *parent = e->parent;
-
-	if (ps == NULL || ps->plan == NULL)
-		return false;
-	if (parent != NULL)
-	{
-		if (ft_prof_in_subplans(parent->initPlan, ps))
-			loops = 1.0;
-		else if (ft_prof_in_subplans(parent->subPlan, ps))
-			loops *= Max(parent->plan->plan_rows, 1.0);
-		else if (IsA(parent, NestLoopState) && ps == innerPlanState(parent) &&
-				 outerPlanState(parent) != NULL)
-			loops *= Max(outerPlanState(parent)->plan->plan_rows, 1.0);
-	}
-	e->calls += loops * (Max(ps->plan->plan_rows, 0.0) + 1.0);
-	if (e->calls >= e->limit)
-		return true;			/* enough: stop the walk */
-	/* a leaf (the one node of most OLTP statements): nothing to walk */
-	if (ps->lefttree == NULL && ps->righttree == NULL &&
-		ps->initPlan == NIL && ps->subPlan == NIL &&
-		!IsA(ps, AppendState) && !IsA(ps, MergeAppendState) &&
-		!IsA(ps, BitmapAndState) && !IsA(ps, BitmapOrState) &&
-		!IsA(ps, SubqueryScanState) && !IsA(ps, CustomScanState))
-		return false;
-	e->loops = loops;
-	e->parent = ps;
-	if (planstate_tree_walker(ps, ft_prof_estimate_walker, e))
-		return true;
-	e->loops = saved.loops;
-	e->parent = saved.parent;
-	return false;
-}
-
-/*
- * The node calls the planner's estimates predict for a plan, the main tree
- * with its SubPlans and InitPlans; the walk stops once the sum reaches
- * limit (then the sum is at least limit), so that asking whether a large
- * plan is small costs a node or two.
- */
-double
-ft_prof_estimated_calls(PlanState *planstate, double limit)
-{
-	FtProfEstimate e = {1.0, NULL, 0.0, limit};
-
-	if (planstate != NULL)
-		(void) ft_prof_estimate_walker(planstate, &e);
-	return e.calls;
 }
 
 /*
@@ -1557,98 +1350,5 @@ ft_prof_tick_cost_known(double *cost_ns)
 	if (cost < 0.0)
 		return false;
 	*cost_ns = cost;
-	return true;
-}
-
-/*
- * The statistical error of profiled node times.
- *
- * After the switch, each tick credits a time D_i -- the time since the
- * previous tick that no exact call accounted for: its interval, 1 to
- * fasttime.profile_interval_max ms, or more when it also carries time
- * left pending by ticks that landed in exact calls -- to every node whose
- * call is under way at its instant (ft_prof_credit_sample).  Let X_ij be
- * 1 when tick i finds node j on the chain.  When j's calls are short
- * against the interval, and the ticks' instants have nothing to do with
- * the plan's rhythm, the X_ij are about independent, each 1 with
- * probability p_j, the share of the run's time spent inside j's calls.
- * The sampled part of j's time, T_j = sum_i D_i X_ij, then has
- *
- *		Var T_j = p_j (1 - p_j) sum_i D_i^2
- *
- * and both unknowns come from what the ticks noted: the sum of the
- * squares of the times credited to j, Q_j = sum_i D_i^2 X_ij, has the
- * expectation p_j Q, Q = sum_i D_i^2 over all of the query's samples, so
- *
- *		p_j ~ Q_j / Q,		Var T_j ~ Q_j (1 - Q_j / Q)
- *
- * and the standard error of j's time is the square root.  With equal
- * intervals d it is d sqrt(n_j (1 - n_j / n)), the binomial count of n_j
- * ticks out of n; a node on the chain at every sample (the root of a run
- * that spends all its time in the plan) has none; a node that one tick
- * found has about that tick's interval.  The rest of a node's time --
- * the exact prefix, exact calls, what they owed the nodes below them --
- * was measured and adds no error.  Where calls are long against the
- * interval, consecutive ticks find the same call and the estimate
- * overstates the error (only the call's edges are uncertain).
- *
- * For a node holding a share p of a run of total sampled time S = sum
- * D_i, the relative error is sqrt(p (1 - p) Q) / (p S), which is
- * sqrt((1 - p) / (p N)) with N = S^2 / Q: the binomial relative error
- * after N ticks of one interval (ft_prof_expected_error,
- * ft_prof_effective_ticks).
- */
-
-/*
- * The expected relative error (one standard deviation) of the time of a
- * node holding a given share of a run's time, after so many ticks of one
- * interval (see above).
- */
-double
-ft_prof_expected_error(double ticks, double share)
-{
-	if (ticks <= 0.0 || share <= 0.0 || share >= 1.0)
-		return 0.0;
-	return sqrt((1.0 - share) / (share * ticks));
-}
-
-/*
- * The number of equal ticks a query's samples are worth to that estimate,
- * (sum D_i)^2 / sum D_i^2 (as many as there were samples, when they all
- * credited the same time).  Before any sample (or should none have
- * credited time), from the nominal intervals of the ticks.
- */
-double
-ft_prof_effective_ticks(const FtProfQuery *q)
-{
-	if (q->samples > 0 && q->sample_sq_ms > 0.0)
-		return q->sample_ms * q->sample_ms / q->sample_sq_ms;
-	if (q->ticks == 0 || q->tick_ms_sq == 0)
-		return 0.0;
-	return (double) q->tick_ms * (double) q->tick_ms / (double) q->tick_ms_sq;
-}
-
-/*
- * The ticks that sampled a node of a profiled query, and the standard
- * error of its time in ms (see above); false if no tick sampled it -- its
- * time was measured, or it was profiled and no tick found it, which
- * EXPLAIN shows as no line rather than as an error of zero.  Read after
- * the run, in main code: the frames' counters no longer change.
- */
-bool
-ft_prof_node_error(const FtProfQuery *q, int plan_node_id, uint64 *ticks,
-				   double *error_ms)
-{
-	const FtProfFrame *f;
-	double		var;
-
-	if (q == NULL || plan_node_id < 0 || plan_node_id >= q->nframes)
-		return false;
-	f = q->frames[plan_node_id];
-	if (f == NULL || f->sample_ticks == 0 || q->sample_sq_ms <= 0.0)
-		return false;
-	var = f->sample_sq_ms * (1.0 - Min(f->sample_sq_ms / q->sample_sq_ms, 1.0));
-	*ticks = f->sample_ticks;
-	*error_ms = sqrt(Max(var, 0.0));
 	return true;
 }
