@@ -11,10 +11,10 @@
  * each combination of what a node needs (timer kind, and whether it counts
  * buffers or WAL) is its own function, specialized by the compiler from
  * one always-inline body, and the executor hook picks one per node at
- * executor start; a Gather or Gather Merge gets one more, out-of-line
- * level around it (ft_wrap_gather).  No wrapper tests an option per call, divides, or makes
- * a system call (except the clock_gettime timers, which are the stock
- * clock on purpose).
+ * executor start; a Gather or Gather Merge gets instances of its own
+ * (ft_wrap_gather).  No wrapper tests an option per call, divides, or
+ * makes a system call (except the clock_gettime timers, which are the
+ * stock clock on purpose).
  *
  * What each wrapper computes is exactly what stock's would:
  *
@@ -459,59 +459,11 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 	 (t) == FT_TIMER_PROF_CORE_CLOCK_GETTIME ? \
 	 ft_wrap_prof_fast(node, false, true, u, u, ft_prof_slow) : \
 	 ft_wrap(node, (FtTimer) (t), u, u))
-#define FT_WT(t) \
-static TupleTableSlot * \
-ft_wrap_##t##_0(PlanState *node) \
-{ \
-	return FT_BODY(t, false); \
-} \
-static TupleTableSlot * \
-ft_wrap_##t##_1(PlanState *node) \
-{ \
-	return FT_BODY(t, true); \
-}
-
 /* the profiled phase's calls that are not plain profiled calls */
 static pg_noinline TupleTableSlot *
 ft_prof_slow(PlanState *node, bool tsc, bool buf, bool wal)
 {
 	return ft_wrap_prof(node, tsc, true, buf, wal);
-}
-
-FT_WT(0)
-FT_WT(1)
-FT_WT(2)
-FT_WT(3)
-FT_WT(4)
-FT_WT(5)
-FT_WT(6)
-FT_WT(7)
-FT_WT(8)
-FT_WT(9)
-
-#define FT_ET(t) {ft_wrap_##t##_0, ft_wrap_##t##_1}
-static const ExecProcNodeMtd ft_table[FT_N_TIMERS][2] = {
-	FT_ET(0), FT_ET(1), FT_ET(2), FT_ET(3), FT_ET(4),
-	FT_ET(5), FT_ET(6), FT_ET(7), FT_ET(8), FT_ET(9)
-};
-
-/*
- * The table's wrapper for a node, by its timer and whether it counts
- * buffers or WAL.  A node whose usage is derived from its parent's
- * (usage.h) gets the wrapper of a node that counts neither: no
- * transitions, and for profiled timing a link for the ticks alone.
- */
-static inline ExecProcNodeMtd
-ft_table_method(PlanState *ps, FtTimer timer)
-{
-	FtNodeInstr *instr = ps->instrument;
-	bool		usage = FT_INSTR_NEED_BUFUSAGE(instr) ||
-		FT_INSTR_NEED_WALUSAGE(instr);
-
-	/* (a node that counts either has a frame: the wrappers link it) */
-	if (usage && ft_usage_frame_of(ps)->usage_from != NULL)
-		usage = false;
-	return ft_table[timer][usage ? 1 : 0];
 }
 
 /*
@@ -536,19 +488,18 @@ ft_query_timer(FtTimer timer)
 }
 
 /*
- * Gather and Gather Merge: the table's wrapper, called from one out of
- * line that notes whether this call starts the node's parallel machinery
- * (initialized still false) and then re-arms the nodes below it
- * (ft_rearm_below_gather).  A Gather is called once per row it returns,
- * each row fetched from a worker's queue: the test and the indirect call
- * are not measurable there (bench/results/2026-12-04-lean, P1), and no
- * other node's wrapper carries the test.  A profiled wrapper that moves
- * the node to the other mode's wrapper (ft_method) moves it to the Gather
- * wrapper of that timer; the re-arm then runs twice on that one call,
- * which is harmless (the walk is idempotent).
+ * Gather and Gather Merge: the same body, noting first whether this call
+ * starts the node's parallel machinery (initialized still false), and
+ * then re-arming the nodes below it (ft_rearm_below_gather).  A Gather is
+ * called once per row it returns, so these are instances of their own
+ * rather than one out-of-line level around the others: that level (an
+ * extra call and the table's look-up per row) cost 8 % of the leader's
+ * CPU on a parallel query returning 3.3M rows (P1,
+ * bench/results/2026-12-04-lean).  No other node's wrapper carries the
+ * test.
  */
-static pg_noinline TupleTableSlot *
-ft_wrap_gather(PlanState *node, FtTimer timer)
+static pg_attribute_always_inline TupleTableSlot *
+ft_wrap_gather(PlanState *node, const int t, const bool u)
 {
 	bool		starting;
 	TupleTableSlot *result;
@@ -557,41 +508,71 @@ ft_wrap_gather(PlanState *node, FtTimer timer)
 		starting = !((GatherState *) node)->initialized;
 	else
 		starting = !((GatherMergeState *) node)->initialized;
-	result = ft_table_method(node, timer) (node);
+	result = FT_BODY(t, u);
 	if (unlikely(starting))
-		ft_rearm_below_gather(node, ft_query_timer(timer));
+		ft_rearm_below_gather(node, ft_query_timer((FtTimer) t));
 	return result;
 }
 
-#define FT_GATHER(t) \
+#define FT_WT(t) \
 static TupleTableSlot * \
-ft_gather_##t(PlanState *node) \
+ft_wrap_##t##_0(PlanState *node) \
 { \
-	return ft_wrap_gather(node, (FtTimer) t); \
+	return FT_BODY(t, false); \
+} \
+static TupleTableSlot * \
+ft_wrap_##t##_1(PlanState *node) \
+{ \
+	return FT_BODY(t, true); \
+} \
+static TupleTableSlot * \
+ft_gather_##t##_0(PlanState *node) \
+{ \
+	return ft_wrap_gather(node, t, false); \
+} \
+static TupleTableSlot * \
+ft_gather_##t##_1(PlanState *node) \
+{ \
+	return ft_wrap_gather(node, t, true); \
 }
-FT_GATHER(0)
-FT_GATHER(1)
-FT_GATHER(2)
-FT_GATHER(3)
-FT_GATHER(4)
-FT_GATHER(5)
-FT_GATHER(6)
-FT_GATHER(7)
-FT_GATHER(8)
-FT_GATHER(9)
+FT_WT(0)
+FT_WT(1)
+FT_WT(2)
+FT_WT(3)
+FT_WT(4)
+FT_WT(5)
+FT_WT(6)
+FT_WT(7)
+FT_WT(8)
+FT_WT(9)
 
-static const ExecProcNodeMtd ft_gather[FT_N_TIMERS] = {
-	ft_gather_0, ft_gather_1, ft_gather_2, ft_gather_3, ft_gather_4,
-	ft_gather_5, ft_gather_6, ft_gather_7, ft_gather_8, ft_gather_9
+/* [timer][usage][Gather] */
+#define FT_ET(t) \
+	{{ft_wrap_##t##_0, ft_gather_##t##_0}, {ft_wrap_##t##_1, ft_gather_##t##_1}}
+static const ExecProcNodeMtd ft_table[FT_N_TIMERS][2][2] = {
+	FT_ET(0), FT_ET(1), FT_ET(2), FT_ET(3), FT_ET(4),
+	FT_ET(5), FT_ET(6), FT_ET(7), FT_ET(8), FT_ET(9)
 };
 
-/* The wrapper a node gets for good. */
+/*
+ * The wrapper a node gets for good, by its timer, whether it counts
+ * buffers or WAL, and whether it is a Gather.  A node whose usage is
+ * derived from its parent's (usage.h) gets the wrapper of a node that
+ * counts neither: no transitions, and for profiled timing a link for the
+ * ticks alone.
+ */
 static inline ExecProcNodeMtd
 ft_method(PlanState *ps, FtTimer timer)
 {
-	if (IsA(ps, GatherState) || IsA(ps, GatherMergeState))
-		return ft_gather[timer];
-	return ft_table_method(ps, timer);
+	FtNodeInstr *instr = ps->instrument;
+	bool		gather = IsA(ps, GatherState) || IsA(ps, GatherMergeState);
+	bool		usage = FT_INSTR_NEED_BUFUSAGE(instr) ||
+		FT_INSTR_NEED_WALUSAGE(instr);
+
+	/* (a node that counts either has a frame: the wrappers link it) */
+	if (usage && ft_usage_frame_of(ps)->usage_from != NULL)
+		usage = false;
+	return ft_table[timer][usage ? 1 : 0][gather ? 1 : 0];
 }
 
 /*
@@ -626,12 +607,12 @@ static const ExecProcNodeMtd ft_first[FT_N_TIMERS] = {
 static bool
 ft_is_ours(ExecProcNodeMtd m)
 {
-	const ExecProcNodeMtd *all = &ft_table[0][0];
+	const ExecProcNodeMtd *all = &ft_table[0][0][0];
 
 	for (int i = 0; i < FT_N_TIMERS; i++)
-		if (m == ft_first[i] || m == ft_gather[i])
+		if (m == ft_first[i])
 			return true;
-	for (int i = 0; i < FT_N_TIMERS * 2; i++)
+	for (int i = 0; i < FT_N_TIMERS * 2 * 2; i++)
 		if (m == all[i])
 			return true;
 	return false;
