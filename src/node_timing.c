@@ -1078,6 +1078,7 @@ void
 ft_install_executor_hooks(void)
 {
 	ft_wrappers_learn_stock();
+	ft_wrappers_init();
 
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = ft_ExecutorStart;

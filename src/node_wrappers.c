@@ -46,9 +46,9 @@
  *   server's TSC clock in effect raw TSC ticks, which the server converts),
  *   by a multiply chosen at executor start.
  *
- * The buffer and WAL compares are built once, for the baseline instruction
- * set: AVX2 and AVX-512 builds of them measured no faster on W1 with
- * BUFFERS (bench/results/2026-12-04-lean), and were removed.
+ * The vector code for the buffer and WAL compares comes in two builds of
+ * the same source (portable, AVX2), chosen once per process from CPUID by
+ * ft_wrappers_init().
  *
  * Exact timing reads the TSC as fasttime.ordered_reads says: ordered
  * (LFENCE;RDTSC) at both ends of a call's interval (FT_TIMER_TSC_ORDERED,
@@ -131,10 +131,12 @@ ft_prof_frame_of(PlanState *node)
 /*
  * The one body every wrapper is built from.  timer (none, TSC plain or
  * ordered, or the stock clock), buf and wal are compile-time constants in
- * each instance, so every test of them below disappears.
+ * each instance, so every test of them below disappears; so is isa, the
+ * instruction set of the usage compare.
  */
 static pg_attribute_always_inline TupleTableSlot *
-ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal)
+ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
+		const int isa)
 {
 	FtNodeInstr *instr = node->instrument;
 	FtUsageFrame *uf = ft_usage_frame_of(node);
@@ -146,7 +148,7 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal)
 	/* InstrStartNode; buffers and WAL: a transition, then on the chain */
 	if (buf || wal)
 	{
-		ft_usage_transition(buf, wal);
+		ft_usage_transition(buf, wal, isa);
 		ft_chain_link(uf);
 	}
 	if (timer == FT_TIMER_TSC)
@@ -180,7 +182,7 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal)
 
 	if (buf || wal)
 	{
-		ft_usage_transition(buf, wal);
+		ft_usage_transition(buf, wal, isa);
 		ft_chain_unlink(uf);
 	}
 
@@ -216,7 +218,7 @@ typedef TupleTableSlot *(*FtProfSlowFn) (PlanState *node, bool tsc, bool buf,
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
-			 const bool buf, const bool wal)
+			 const bool buf, const bool wal, const int isa)
 {
 	FtNodeInstr *instr = node->instrument;
 	FtUsageFrame *uf = ft_usage_frame_of(node);
@@ -236,7 +238,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 
 		own->mode = FT_FRAME_NONE;
 		result = ft_wrap(node, tsc ? FT_TIMER_TSC_ORDERED : FT_TIMER_CLOCK_GETTIME,
-						 buf, wal);
+						 buf, wal, isa);
 		own->mode = own_mode;
 		return result;
 	}
@@ -260,7 +262,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 	}
 
 	if (buf || wal)
-		ft_usage_transition(buf, wal);
+		ft_usage_transition(buf, wal, isa);
 
 	caller = ft_chain_prof(ft_chain_top);
 	if (profiled && likely(caller == NULL || caller->mode == FT_FRAME_PROFILED) &&
@@ -271,7 +273,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		ft_chain_link(uf);
 		result = node->ExecProcNodeReal(node);
 		if (buf || wal)
-			ft_usage_transition(buf, wal);
+			ft_usage_transition(buf, wal, isa);
 		ft_prof_resume_if_suspended();
 		ft_chain_unlink(uf);
 	}
@@ -318,7 +320,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		result = node->ExecProcNodeReal(node);
 		stop = tsc ? FT_TICKS_ORDERED_AT(1) : (uint64) ft_read_clock_gettime_ns();
 		if (buf || wal)
-			ft_usage_transition(buf, wal);
+			ft_usage_transition(buf, wal, isa);
 		ft_prof_resume_if_suspended();
 
 		/*
@@ -395,7 +397,8 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
-				  const bool buf, const bool wal, const FtProfSlowFn slow)
+				  const bool buf, const bool wal, const FtProfSlowFn slow,
+				  const int isa)
 {
 	FtUsageFrame *uf = ft_usage_frame_of(node);
 	FtNodeInstr *instr = &uf->instr;
@@ -416,11 +419,11 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 		return slow(node, tsc, buf, wal);
 
 	if (buf || wal)
-		ft_usage_transition(buf, wal);
+		ft_usage_transition(buf, wal, isa);
 	ft_chain_link(uf);
 	result = node->ExecProcNodeReal(node);
 	if (buf || wal)
-		ft_usage_transition(buf, wal);
+		ft_usage_transition(buf, wal, isa);
 	ft_prof_resume_if_suspended();
 	ft_chain_unlink(uf);
 
@@ -437,34 +440,82 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 }
 
 /*
- * One instance per timer kind and usage, for one instruction set; and the
+ * One instance per timer kind and usage, for each instruction set; and the
  * table that finds them.  usage: the node counts buffers or WAL, or both.
  * Such a wrapper compares both counters at each of its transitions,
- * whichever its query counts: the second compare costs nothing measurable
- * (bench/results/2026-12-04-lean), and halves the instances.  A frame is
- * still credited only with what its node counts (usage.c); a transition
- * more is never wrong (usage.h).
+ * whichever its query counts, which halves the instances; a frame is
+ * still credited only with what its node counts (usage.c), and a
+ * transition more is never wrong (usage.h).
  */
-#define FT_BODY(t, u) \
+#define FT_BODY(isa, t, u) \
 	((t) == FT_TIMER_PROF_PHASE_TSC ? \
-	 ft_wrap_prof(node, true, false, u, u) : \
+	 ft_wrap_prof(node, true, false, u, u, FT_ISA_##isa) : \
 	 (t) == FT_TIMER_PROF_PHASE_CLOCK_GETTIME ? \
-	 ft_wrap_prof(node, false, false, u, u) : \
+	 ft_wrap_prof(node, false, false, u, u, FT_ISA_##isa) : \
 	 (t) == FT_TIMER_PROF_TSC ? \
-	 ft_wrap_prof_fast(node, true, false, u, u, ft_prof_slow) : \
+	 ft_wrap_prof_fast(node, true, false, u, u, ft_##isa##_prof_slow, \
+					   FT_ISA_##isa) : \
 	 (t) == FT_TIMER_PROF_CLOCK_GETTIME ? \
-	 ft_wrap_prof_fast(node, false, false, u, u, ft_prof_slow) : \
+	 ft_wrap_prof_fast(node, false, false, u, u, ft_##isa##_prof_slow, \
+					   FT_ISA_##isa) : \
 	 (t) == FT_TIMER_PROF_CORE_TSC ? \
-	 ft_wrap_prof_fast(node, true, true, u, u, ft_prof_slow) : \
+	 ft_wrap_prof_fast(node, true, true, u, u, ft_##isa##_prof_slow, \
+					   FT_ISA_##isa) : \
 	 (t) == FT_TIMER_PROF_CORE_CLOCK_GETTIME ? \
-	 ft_wrap_prof_fast(node, false, true, u, u, ft_prof_slow) : \
-	 ft_wrap(node, (FtTimer) (t), u, u))
-/* the profiled phase's calls that are not plain profiled calls */
-static pg_noinline TupleTableSlot *
-ft_prof_slow(PlanState *node, bool tsc, bool buf, bool wal)
-{
-	return ft_wrap_prof(node, tsc, true, buf, wal);
+	 ft_wrap_prof_fast(node, false, true, u, u, ft_##isa##_prof_slow, \
+					   FT_ISA_##isa) : \
+	 ft_wrap(node, (FtTimer) (t), u, u, FT_ISA_##isa))
+#define FT_WT(isa, attr, t) \
+static attr TupleTableSlot * \
+ft_##isa##_##t##_0(PlanState *node) \
+{ \
+	return FT_BODY(isa, t, false); \
+} \
+static attr TupleTableSlot * \
+ft_##isa##_##t##_1(PlanState *node) \
+{ \
+	return FT_BODY(isa, t, true); \
 }
+/* the profiled phase's calls that are not plain profiled calls */
+#define FT_SLOW(isa, attr) \
+static attr pg_noinline TupleTableSlot * \
+ft_##isa##_prof_slow(PlanState *node, bool tsc, bool buf, bool wal) \
+{ \
+	return ft_wrap_prof(node, tsc, true, buf, wal, FT_ISA_##isa); \
+}
+#define FT_WALL(isa, attr) \
+	FT_SLOW(isa, attr) \
+	FT_WT(isa, attr, 0) FT_WT(isa, attr, 1) FT_WT(isa, attr, 2) \
+	FT_WT(isa, attr, 3) FT_WT(isa, attr, 4) FT_WT(isa, attr, 5) \
+	FT_WT(isa, attr, 6) FT_WT(isa, attr, 7) FT_WT(isa, attr, 8) \
+	FT_WT(isa, attr, 9)
+#define FT_ET(isa, t) {ft_##isa##_##t##_0, ft_##isa##_##t##_1}
+#define FT_EALL(isa) \
+	{FT_ET(isa, 0), FT_ET(isa, 1), FT_ET(isa, 2), FT_ET(isa, 3), FT_ET(isa, 4), \
+	 FT_ET(isa, 5), FT_ET(isa, 6), FT_ET(isa, 7), FT_ET(isa, 8), FT_ET(isa, 9)}
+
+typedef ExecProcNodeMtd FtWrapperTable[FT_N_TIMERS][2];
+
+FT_WALL(portable, )
+static const FtWrapperTable ft_portable_table = FT_EALL(portable);
+
+/*
+ * The AVX2 build, chosen where the CPU and the kernel support it: W2 and
+ * W3 with BUFFERS, whose nodes compare the counters at every call,
+ * measured 1.12-1.16 times slower with the portable build
+ * (bench/results/2026-12-04-lean).  An AVX-512 build measured no faster
+ * than AVX2 anywhere and was removed.
+ */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define FT_HAVE_ISA_VARIANTS 1
+FT_WALL(avx2, __attribute__((target("avx2"))))
+static const FtWrapperTable ft_avx2_table = FT_EALL(avx2);
+#else
+#define FT_HAVE_ISA_VARIANTS 0
+#endif
+
+static const FtWrapperTable *ft_table = &ft_portable_table;
+static const char *ft_isa_name = "portable";
 
 /*
  * The timer a Gather's children are put back on when it re-arms them: the
@@ -495,8 +546,9 @@ ft_query_timer(FtTimer timer)
  * rather than one out-of-line level around the others: that level (an
  * extra call and the table's look-up per row) cost 8 % of the leader's
  * CPU on a parallel query returning 3.3M rows (P1,
- * bench/results/2026-12-04-lean).  No other node's wrapper carries the
- * test.
+ * bench/results/2026-12-04-lean).  One build (portable): a Gather's own
+ * compare is not where its time goes.  No other node's wrapper carries
+ * the test.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_gather(PlanState *node, const int t, const bool u)
@@ -508,23 +560,13 @@ ft_wrap_gather(PlanState *node, const int t, const bool u)
 		starting = !((GatherState *) node)->initialized;
 	else
 		starting = !((GatherMergeState *) node)->initialized;
-	result = FT_BODY(t, u);
+	result = FT_BODY(portable, t, u);
 	if (unlikely(starting))
 		ft_rearm_below_gather(node, ft_query_timer((FtTimer) t));
 	return result;
 }
 
-#define FT_WT(t) \
-static TupleTableSlot * \
-ft_wrap_##t##_0(PlanState *node) \
-{ \
-	return FT_BODY(t, false); \
-} \
-static TupleTableSlot * \
-ft_wrap_##t##_1(PlanState *node) \
-{ \
-	return FT_BODY(t, true); \
-} \
+#define FT_GT(t) \
 static TupleTableSlot * \
 ft_gather_##t##_0(PlanState *node) \
 { \
@@ -535,23 +577,21 @@ ft_gather_##t##_1(PlanState *node) \
 { \
 	return ft_wrap_gather(node, t, true); \
 }
-FT_WT(0)
-FT_WT(1)
-FT_WT(2)
-FT_WT(3)
-FT_WT(4)
-FT_WT(5)
-FT_WT(6)
-FT_WT(7)
-FT_WT(8)
-FT_WT(9)
+FT_GT(0)
+FT_GT(1)
+FT_GT(2)
+FT_GT(3)
+FT_GT(4)
+FT_GT(5)
+FT_GT(6)
+FT_GT(7)
+FT_GT(8)
+FT_GT(9)
 
-/* [timer][usage][Gather] */
-#define FT_ET(t) \
-	{{ft_wrap_##t##_0, ft_gather_##t##_0}, {ft_wrap_##t##_1, ft_gather_##t##_1}}
-static const ExecProcNodeMtd ft_table[FT_N_TIMERS][2][2] = {
-	FT_ET(0), FT_ET(1), FT_ET(2), FT_ET(3), FT_ET(4),
-	FT_ET(5), FT_ET(6), FT_ET(7), FT_ET(8), FT_ET(9)
+#define FT_EG(t) {ft_gather_##t##_0, ft_gather_##t##_1}
+static const FtWrapperTable ft_gather_table = {
+	FT_EG(0), FT_EG(1), FT_EG(2), FT_EG(3), FT_EG(4),
+	FT_EG(5), FT_EG(6), FT_EG(7), FT_EG(8), FT_EG(9)
 };
 
 /*
@@ -565,14 +605,15 @@ static inline ExecProcNodeMtd
 ft_method(PlanState *ps, FtTimer timer)
 {
 	FtNodeInstr *instr = ps->instrument;
-	bool		gather = IsA(ps, GatherState) || IsA(ps, GatherMergeState);
 	bool		usage = FT_INSTR_NEED_BUFUSAGE(instr) ||
 		FT_INSTR_NEED_WALUSAGE(instr);
 
 	/* (a node that counts either has a frame: the wrappers link it) */
 	if (usage && ft_usage_frame_of(ps)->usage_from != NULL)
 		usage = false;
-	return ft_table[timer][usage ? 1 : 0][gather ? 1 : 0];
+	if (IsA(ps, GatherState) || IsA(ps, GatherMergeState))
+		return ft_gather_table[timer][usage ? 1 : 0];
+	return (*ft_table)[timer][usage ? 1 : 0];
 }
 
 /*
@@ -607,13 +648,14 @@ static const ExecProcNodeMtd ft_first[FT_N_TIMERS] = {
 static bool
 ft_is_ours(ExecProcNodeMtd m)
 {
-	const ExecProcNodeMtd *all = &ft_table[0][0][0];
+	const ExecProcNodeMtd *all = &(*ft_table)[0][0];
+	const ExecProcNodeMtd *gathers = &ft_gather_table[0][0];
 
 	for (int i = 0; i < FT_N_TIMERS; i++)
 		if (m == ft_first[i])
 			return true;
-	for (int i = 0; i < FT_N_TIMERS * 2 * 2; i++)
-		if (m == all[i])
+	for (int i = 0; i < FT_N_TIMERS * 2; i++)
+		if (m == all[i] || m == gathers[i])
 			return true;
 	return false;
 }
@@ -814,20 +856,39 @@ ft_rearm_below_gather(PlanState *node, FtTimer timer)
  * ---------------------------------------------------------------------
  */
 
-/*
- * Which build of the wrappers this process uses, and why, for
- * fasttime_status(): there is one.
- */
+/* why this process uses the vector build it does, for fasttime_status() */
+static char ft_isa_reason[100] = "no x86-64 vector build: portable code";
+
+/* Once per process: choose the vector build of the wrappers. */
+void
+ft_wrappers_init(void)
+{
+#if FT_HAVE_ISA_VARIANTS
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2"))
+	{
+		ft_table = &ft_avx2_table;
+		ft_isa_name = "avx2";
+		snprintf(ft_isa_reason, sizeof(ft_isa_reason), "AVX2 supported");
+	}
+	else
+		snprintf(ft_isa_reason, sizeof(ft_isa_reason),
+				 "no AVX2: portable code");
+#endif
+}
+
+/* Which build of the wrappers this process uses, for fasttime_status(). */
 const char *
 ft_wrappers_isa(void)
 {
-	return "portable";
+	return ft_isa_name;
 }
 
+/* ... and why. */
 const char *
 ft_wrappers_isa_reason(void)
 {
-	return "one build: AVX2 and AVX-512 builds of the usage compare measured no faster";
+	return ft_isa_reason;
 }
 
 /* Names of fasttime.ordered_reads' values, as spelled in the setting. */

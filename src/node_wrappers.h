@@ -86,6 +86,7 @@ ft_timer_reads(FtTimer timer)
  */
 extern uint64 ft_node_last_tsc;
 
+extern void ft_wrappers_init(void);
 extern const char *ft_wrappers_isa(void);
 extern const char *ft_wrappers_isa_reason(void);
 extern const char *ft_timer_name(FtTimer timer);

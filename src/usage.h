@@ -178,27 +178,78 @@ ft_prof_below(FtProfFrame *pf)
 }
 
 /*
- * Vector types for the compare, unaligned: the compiler lowers them to the
- * baseline instruction set's vectors (SSE2 on x86-64).
+ * Vector types for the compare: the width of the enclosing function's
+ * target (node_wrappers.c builds the wrappers for two), unaligned.
  */
 typedef int64 ft_u8 __attribute__((vector_size(64), aligned(8), may_alias));
 typedef int64 ft_u4 __attribute__((vector_size(32), aligned(8), may_alias));
 typedef int64 ft_u2 __attribute__((vector_size(16), aligned(8), may_alias));
 typedef int64 ft_u1 __attribute__((aligned(8), may_alias));
 
+/* a short loop of a compile-time count, unrolled (GCC; clang unrolls it) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define FT_UNROLL _Pragma("GCC unroll 8")
+#else
+#define FT_UNROLL
+#endif
+
+/* the instruction sets the wrappers are built for (node_wrappers.c) */
+#define FT_ISA_portable 0
+#define FT_ISA_avx2 1
+
+/*
+ * Is a 256-bit vector all zero?  One VPTEST, where the generic reduction
+ * (extract, OR, shift, OR, move, test) takes six instructions.  Only
+ * reached in the AVX2 build (isa below); the asm names its registers
+ * through the operand, so it assembles in any build.  GCC only: clang,
+ * which builds the JIT's bitcode, refuses a 256-bit operand outside AVX
+ * code, and gets the reduction.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define FT_HAVE_VPTEST 1
+static pg_attribute_always_inline bool
+ft_usage_zero_256(ft_u4 v)
+{
+	bool		zero;
+
+	__asm__("vptest %1, %1" : "=@ccz"(zero) : "x"(v));
+	return zero;
+}
+#else
+#define FT_HAVE_VPTEST 0
+#endif
+
 /*
  * Are n 64-bit lanes at a and b the same?  XOR and OR over the lanes, one
  * test at the end: no branch per lane, and n is a compile-time constant
  * where this is used, so the loops unroll to a few vector operations.
+ * isa: the build's instruction set (FT_ISA_*), a compile-time constant
+ * too.  The AVX2 build compares 256 bits at a time, the last chunk
+ * overlapping the one before when n is not a multiple of four (a lane
+ * compared twice changes nothing), and tests the result with VPTEST.
  */
 static pg_attribute_always_inline bool
-ft_usage_lanes_equal(const void *a_p, const void *b_p, const int n)
+ft_usage_lanes_equal(const void *a_p, const void *b_p, const int n,
+					 const int isa)
 {
 	const char *a = (const char *) a_p;
 	const char *b = (const char *) b_p;
 	int			i = 0;
 	int64		diff = 0;
 
+#if FT_HAVE_VPTEST
+	if (isa == FT_ISA_avx2 && n >= 4)
+	{
+		ft_u4		acc = {0};
+
+		FT_UNROLL
+		for (; i + 4 <= n; i += 4)
+			acc |= *(const ft_u4 *) (a + i * 8) ^ *(const ft_u4 *) (b + i * 8);
+		if (i < n)
+			acc |= *(const ft_u4 *) (a + (n - 4) * 8) ^ *(const ft_u4 *) (b + (n - 4) * 8);
+		return ft_usage_zero_256(acc);
+	}
+#endif
 	if (n >= 8)
 	{
 		ft_u8		acc = {0};
@@ -237,13 +288,13 @@ extern void ft_usage_credit_wal(void);
  * constants in each wrapper.
  */
 static pg_attribute_always_inline void
-ft_usage_transition(const bool buf, const bool wal)
+ft_usage_transition(const bool buf, const bool wal, const int isa)
 {
 	if (buf && unlikely(!ft_usage_lanes_equal(&pgBufferUsage, &ft_usage_buf,
-											  FT_BUFUSAGE_LANES)))
+											  FT_BUFUSAGE_LANES, isa)))
 		ft_usage_credit_buf();
 	if (wal && unlikely(!ft_usage_lanes_equal(&pgWalUsage, &ft_usage_wal,
-											  FT_WALUSAGE_LANES)))
+											  FT_WALUSAGE_LANES, isa)))
 		ft_usage_credit_wal();
 }
 
