@@ -544,11 +544,14 @@ ft_query_timer(FtTimer timer)
  * then re-arming the nodes below it (ft_rearm_below_gather).  A Gather is
  * called once per row it returns, so these are instances of their own
  * rather than one out-of-line level around the others: that level (an
- * extra call and the table's look-up per row) cost 8 % of the leader's
+ * extra call and the table's look-up per row) cost 6-8 % of the leader's
  * CPU on a parallel query returning 3.3M rows (P1,
  * bench/results/2026-12-04-lean).  One build (portable): a Gather's own
  * compare is not where its time goes.  No other node's wrapper carries
- * the test.
+ * the test.  A profiled wrapper that moves the node to the other mode's
+ * wrapper (ft_wrap_prof) moves it to the Gather instance of that timer,
+ * and calls it: on that one call the re-arm runs twice, which changes
+ * nothing (the walk is idempotent).
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_gather(PlanState *node, const int t, const bool u)
