@@ -13,8 +13,8 @@
 # ordered) -- stock (fasttime.clock_source = clock_gettime), auto (fasttime
 # exact with clock_source = auto: the TSC or clock_gettime()), fasttime exact
 # as configured by default (try_tsc: ordered reads), fasttime plain
-# (fasttime.ordered_reads = off: plain RDTSC), start (the start read
-# ordered), ordered (fasttime.ordered_reads = on: both reads LFENCE;RDTSC),
+# (fasttime.ordered_reads = off: plain RDTSC), ordered
+# (fasttime.ordered_reads = on: both reads LFENCE;RDTSC),
 # exact_nd (exact with fasttime.derived_usage = off: every node compares
 # its buffer and WAL counters at its own calls),
 # profile, profile1, profile8, profile2, profile5, profile50 and
@@ -39,7 +39,7 @@
 # its "exact" column is then the bookkeeping alone.
 #
 # Usage: bench/matrix.sh [--rounds N] [--workloads "W1 W2"] [--label L]
-#                        [--variants "stock auto exact exact_nd plain start ordered profile profile1 profile8 profile2 profile5 profile50 profile_exact profile_cg"]
+#                        [--variants "stock auto exact exact_nd plain ordered profile profile1 profile8 profile2 profile5 profile50 profile_exact profile_cg"]
 #                        [--port P] [--rows N] [--modes "off-nobuf off typed nobuf"]
 #                        (19: also stock_system stock_tsc)
 #                        [--profile]  (perf record of W1: exact and profiled as
@@ -99,7 +99,6 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 			   ('auto', 'auto', ''),
 			   ('exact_nd', 'try_tsc', 'fasttime.derived_usage=off'),
 			   ('plain', 'try_tsc', 'fasttime.ordered_reads=off'),
-			   ('start', 'try_tsc', 'fasttime.ordered_reads=start'),
 			   ('ordered', 'try_tsc', 'fasttime.ordered_reads=on'),
 			   ('profile', 'try_tsc', 'fasttime.node_timing=profile'),
 			   ('profile1', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval_max=1'),
@@ -194,7 +193,6 @@ EOF
 			plain) hdr+=" | exact, plain reads" ;;
 			exact) hdr+=" | exact (default reads: $(bpsql -At -c 'SHOW fasttime.ordered_reads'))" ;;
 			exact_nd) hdr+=" | exact, derived_usage off" ;;
-			start) hdr+=" | exact, start read ordered" ;;
 			profile) hdr+=" | profiled (1 to $(bpsql -At -c 'SHOW fasttime.profile_interval_max') ticks)" ;;
 			profile1) hdr+=" | profiled (1 ms ticks)" ;;
 			profile8) hdr+=" | profiled (1 to 8 ms ticks)" ;;

@@ -21,7 +21,6 @@
 #   plain     the queries without EXPLAIN: the runtime difference itself
 #   stock     fasttime.clock_source = clock_gettime (stock instrumentation)
 #   off       exact timing, plain TSC reads (fasttime.ordered_reads = off)
-#   start     exact timing, the start read ordered (ordered_reads = start)
 #   on        exact timing, both reads ordered (ordered_reads = on)
 #   profile   fasttime.node_timing = profile (where the build has it)
 #   profile1  profile with 1 ms ticks throughout (fasttime.profile_interval_max = 1)
@@ -38,13 +37,13 @@
 # than parent, and whether rows and loops were the same everywhere.
 # Output: bench/out/truth-pgMAJOR.md (and the raw runs, .jsonl).
 #
-# Usage: bench/truth.sh [--rounds R] [--modes "off start ..."]
+# Usage: bench/truth.sh [--rounds R] [--modes "off on ..."]
 #                       [--pairs "leaf_qual ..."] [--port P] [--rows N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=5
-modes="plain stock off start on floor"
+modes="plain stock off on floor"
 pairs=""
 port=5533
 rows=5000000
@@ -76,7 +75,7 @@ have_profile=$(bpsql -At -c "SELECT count(*) FROM pg_settings WHERE name = 'fast
 mode_sets() {
 	case $1 in
 		plain | stock) echo "SET LOCAL fasttime.clock_source = clock_gettime;" ;;
-		off | start | on) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.ordered_reads = $1;" ;;
+		off | on) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.ordered_reads = $1;" ;;
 		floor) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.ordered_reads = $default_reads;" ;;
 		profile) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile;" ;;
 		profile1) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; SET LOCAL fasttime.profile_interval_max = 1;" ;;

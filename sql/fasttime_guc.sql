@@ -18,17 +18,6 @@ EXCEPTION WHEN OTHERS THEN
 END
 $$;
 
--- set any setting, report the outcome with the SQLSTATE of a refusal
-CREATE FUNCTION try_setting(setting text, val text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-	PERFORM set_config(setting, val, false);
-	RETURN 'set to ' || current_setting(setting);
-EXCEPTION WHEN OTHERS THEN
-	RETURN 'refused ' || SQLSTATE;
-END
-$$;
-
 -- can the current role read a setting?
 CREATE FUNCTION can_read(setting text) RETURNS text
 LANGUAGE plpgsql AS $$
@@ -70,19 +59,11 @@ SET fasttime.clock_source = 'rdtsc';
 SET fasttime.clock_source = '';
 SET fasttime.unknown_setting = 1;
 
--- fasttime.timing_sample_interval is retired (per-call sampled timing was
--- removed): 1, every call timed, is accepted and changes nothing; any other
--- value in its old range is refused with feature_not_supported, and the
--- refused SET leaves 1 in place
-SET fasttime.timing_sample_interval = 16;
-SELECT try_setting('fasttime.timing_sample_interval', '2') AS interval_2,
-       try_setting('fasttime.timing_sample_interval', '1000000') AS interval_1000000;
-SHOW fasttime.timing_sample_interval;
+-- removed in 1.0 (CHANGELOG.md): fasttime.timing_sample_interval is an
+-- unknown name under fasttime's reserved prefix, and ordered_reads has no
+-- "start" any more
 SET fasttime.timing_sample_interval = 1;
-SHOW fasttime.timing_sample_interval;
-SET fasttime.timing_sample_interval = 0;
-RESET fasttime.timing_sample_interval;
-SHOW fasttime.timing_sample_interval;
+SET fasttime.ordered_reads = start;
 
 -- clock_gettime is always possible and is stock timing
 SET fasttime.clock_source = clock_gettime;
@@ -149,5 +130,4 @@ REVOKE SET ON PARAMETER fasttime.clock_source FROM fasttime_plain;
 DROP ROLE fasttime_plain;
 
 DROP FUNCTION try_source(text);
-DROP FUNCTION try_setting(text, text);
 DROP FUNCTION can_read(text);

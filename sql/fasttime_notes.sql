@@ -110,12 +110,5 @@ SELECT CASE WHEN current_setting('fasttime.clock_source_status') = 'tsc'
   FROM fasttime_status() WHERE name = 'tsc_timed_nodes_last_query';
 RESET fasttime.clock_source;
 
--- fasttime.timing_sample_interval (retired, see fasttime_guc) is still for
--- superusers only, even at the one value it accepts
-CREATE ROLE notes_user;
-SET ROLE notes_user;
-SET fasttime.timing_sample_interval = 1;
-RESET ROLE;
-DROP ROLE notes_user;
 DROP TABLE notes_big;
 DROP FUNCTION fetch_failing();

@@ -193,8 +193,6 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 			appendStringInfo(&buf, "%s (%s", source, reason);
 		if (pc != NULL && pc->tsc && ft_timer_reads(pc->timer) == FT_READS_BOTH)
 			appendStringInfoString(&buf, "; ordered reads");
-		else if (pc != NULL && pc->tsc && ft_timer_reads(pc->timer) == FT_READS_START)
-			appendStringInfoString(&buf, "; ordered start reads");
 		if (pc != NULL && pc->disagreed)
 			appendStringInfo(&buf, "; the TSC disagreed with clock_gettime: %.3f ms against %.3f ms",
 							 (double) pc->tsc_ns / 1e6, (double) pc->wall_ns / 1e6);

@@ -53,7 +53,6 @@ static const struct config_enum_entry node_timing_options[] = {
 
 static const struct config_enum_entry ordered_reads_options[] = {
 	{"off", FT_READS_PLAIN, false},
-	{"start", FT_READS_START, false},
 	{"on", FT_READS_BOTH, false},
 	{"false", FT_READS_PLAIN, true},
 	{"true", FT_READS_BOTH, true},
@@ -137,29 +136,6 @@ check_clock_source(int *newval, void **extra, GucSource source)
 		return false;
 	}
 	return true;
-}
-
-/*
- * fasttime.timing_sample_interval is retired: per-call sampled timing was
- * removed because it under-counted rare heavy calls and waits (the
- * ground-truth suite, bench/truth.sh, found 12-32 % of their time on their
- * parent nodes instead).  The setting stays defined so that configurations
- * naming it draw no unknown-parameter warning; 1, every call timed, is
- * what every query gets anyway, and any other value is refused with the
- * reason and what to use instead.
- */
-static int	ft_timing_sample_interval = 1;
-
-static bool
-check_timing_sample_interval(int *newval, void **extra, GucSource source)
-{
-	if (*newval == 1)
-		return true;
-	GUC_check_errcode(ERRCODE_FEATURE_NOT_SUPPORTED);
-	GUC_check_errmsg("fasttime.timing_sample_interval is retired");
-	GUC_check_errdetail("Per-call sampled timing was removed because it under-counted rare heavy calls and waits.");
-	GUC_check_errhint("Use fasttime.node_timing = profile for low-overhead node timing.");
-	return false;
 }
 
 /* SHOW fasttime.clock_source_status: what is in effect now. */
@@ -306,7 +282,6 @@ ft_server_start(void)
 					ft_setting_name((FtClockSetting) ft_clock_setting),
 					ft_choice_name(ft_effective_choice()),
 					ft_ordered_reads == FT_READS_BOTH ? "every call, ordered reads" :
-					ft_ordered_reads == FT_READS_START ? "every call, ordered start reads" :
 					"every call"),
 			 errdetail("%s", ft_sentence(d->reason))));
 	ft_publish_facts();
@@ -378,28 +353,12 @@ _PG_init(void)
 							   assign_leader_clock_check,
 							   NULL);
 
-	DefineCustomIntVariable("fasttime.timing_sample_interval",
-							"Retired: only 1 (every call timed) is accepted.",
-							"Per-call sampled timing was removed because it under-counted rare "
-							"heavy calls and waits; fasttime.node_timing = profile is the "
-							"low-overhead node timing.",
-							&ft_timing_sample_interval,
-							1,
-							1,
-							1000000,
-							PGC_SUSET,
-							0,
-							check_timing_sample_interval,
-							NULL,
-							NULL);
-
 	DefineCustomEnumVariable("fasttime.ordered_reads",
-							 "Which TSC reads of node timing wait for earlier work: off, start or on (both).",
-							 "on (the default) orders both reads of a call (LFENCE;RDTSC), so the "
-							 "latency of a call's cache misses stays on the node that made them; "
-							 "off reads without waiting, which is cheaper but can move that "
-							 "latency to the parent; start orders only the read at a call's "
-							 "start.  Profiled timing's exact calls always read in order.",
+							 "Whether the TSC reads of exact node timing wait for earlier work.",
+							 "on orders both reads of a call (LFENCE;RDTSC), so that the latency "
+							 "of a call's cache misses stays on the node that made them; off "
+							 "reads without waiting, and that latency can land on the parent.  "
+							 "Profiled timing's exact calls always read in order.",
 							 &ft_ordered_reads,
 							 FT_READS_BOTH,
 							 ordered_reads_options,

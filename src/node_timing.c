@@ -459,7 +459,6 @@ choose_timer(QueryDesc *queryDesc, FtTimer *timer, FtProfDecline *declined,
 		*timer = tsc ? FT_TIMER_PROF_PHASE_TSC : FT_TIMER_PROF_PHASE_CLOCK_GETTIME;
 	else if ((asked ? choice : query_clock_choice()) == FT_CHOICE_TSC)
 		*timer = ft_ordered_reads == FT_READS_BOTH ? FT_TIMER_TSC_ORDERED :
-			ft_ordered_reads == FT_READS_START ? FT_TIMER_TSC_ORDERED_START :
 			FT_TIMER_TSC;
 	else
 		*timer = FT_TIMER_CLOCK_GETTIME;

@@ -8,12 +8,13 @@
  * every call: out-of-line functions that test need_timer, need_bufusage
  * and need_walusage each time, read clock_gettime(), copy the whole
  * BufferUsage at the start and run BufferUsageAccumDiff at the end.  Here
- * each combination of what a node needs (timer kind, buffers, WAL, Gather
- * or not) is its own function, specialized by the compiler from one
- * always-inline body, and the executor hook picks one per node at
- * executor start.  No wrapper tests an option per call, divides, or makes
- * a system call (except the clock_gettime timers, which are the stock
- * clock on purpose).
+ * each combination of what a node needs (timer kind, and whether it counts
+ * buffers or WAL) is its own function, specialized by the compiler from
+ * one always-inline body, and the executor hook picks one per node at
+ * executor start; a Gather or Gather Merge gets instances of its own
+ * (ft_wrap_gather).  No wrapper tests an option per call, divides, or
+ * makes a system call (except the clock_gettime timers, which are the
+ * stock clock on purpose).
  *
  * What each wrapper computes is exactly what stock's would:
  *
@@ -45,24 +46,19 @@
  *   server's TSC clock in effect raw TSC ticks, which the server converts),
  *   by a multiply chosen at executor start.
  *
- * The vector code for the buffer and WAL compares comes in three builds of
- * the same source (portable, AVX2, AVX-512), chosen once per process from
- * CPUID by ft_wrappers_init().
+ * The vector code for the buffer and WAL compares comes in two builds of
+ * the same source (portable, AVX2), chosen once per process from CPUID by
+ * ft_wrappers_init().
  *
  * Exact timing reads the TSC as fasttime.ordered_reads says: ordered
  * (LFENCE;RDTSC) at both ends of a call's interval (FT_TIMER_TSC_ORDERED,
- * the default), at the start only (FT_TIMER_TSC_ORDERED_START), or plainly
- * (FT_TIMER_TSC).  A plain read can be taken before the loads the call
- * issued have completed, so the latency of its cache misses lands on
+ * the default) or plainly (FT_TIMER_TSC).  A plain read can be taken
+ * before the loads the call issued have completed, so the latency of its
+ * cache misses lands on
  * whichever interval the pipeline stalls in, the parent's in some runs and
  * the call's own in others (the truth pair mem_leaf, bench/sql/truth.sql).
  * Profiled timing (profiler.h) has wrappers of its own, ft_wrap_prof,
  * whose exact calls always read in order.
- *
- * Per-call sampled timing (fasttime.timing_sample_interval > 1) was
- * removed: it under-counted rare heavy calls and waits (the ground-truth
- * suite, bench/truth.sh, found 12-32 % of their time on their parent nodes
- * instead).  Profiled timing replaces it.
  *
  * src/node_wrappers.c
  *
@@ -136,14 +132,13 @@ ft_prof_frame_of(PlanState *node)
 
 /*
  * The one body every wrapper is built from.  timer (none, TSC plain or
- * ordered, or the stock clock), buf, wal and gather are compile-time
- * constants in each instance, so every test of them below disappears.
- * query_timer: the query's timer kind, which a Gather re-arms its children
- * with.
+ * ordered, or the stock clock), buf and wal are compile-time constants in
+ * each instance, so every test of them below disappears; so is isa, the
+ * instruction set of the usage compare.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
-		const bool gather, const FtTimer query_timer, const int isa)
+		const int isa)
 {
 	FtNodeInstr *instr = node->instrument;
 	FtUsageFrame *uf = ft_usage_frame_of(node);
@@ -151,15 +146,6 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 	double		save_tuplecount;
 	uint64		tsc_start = 0;
 	instr_time	clock_start;
-	bool		gather_starting = false;
-
-	if (gather)
-	{
-		if (IsA(node, GatherState))
-			gather_starting = !((GatherState *) node)->initialized;
-		else
-			gather_starting = !((GatherMergeState *) node)->initialized;
-	}
 
 	/* InstrStartNode; buffers and WAL: a transition, then on the chain */
 	if (buf || wal)
@@ -169,7 +155,7 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 	}
 	if (timer == FT_TIMER_TSC)
 		tsc_start = FT_TICKS_AT(0);
-	else if (timer == FT_TIMER_TSC_ORDERED || timer == FT_TIMER_TSC_ORDERED_START)
+	else if (timer == FT_TIMER_TSC_ORDERED)
 		tsc_start = FT_TICKS_ORDERED_AT(0);
 	else if (timer == FT_TIMER_CLOCK_GETTIME)
 		FT_STOCK_CLOCK(clock_start);
@@ -177,8 +163,7 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 	result = node->ExecProcNodeReal(node);
 
 	/* InstrStopNode */
-	if (timer == FT_TIMER_TSC || timer == FT_TIMER_TSC_ORDERED ||
-		timer == FT_TIMER_TSC_ORDERED_START)
+	if (timer == FT_TIMER_TSC || timer == FT_TIMER_TSC_ORDERED)
 	{
 		uint64		tsc_stop = timer == FT_TIMER_TSC_ORDERED ?
 			FT_TICKS_ORDERED_AT(1) : FT_TICKS_AT(1);
@@ -212,16 +197,12 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 	else if (instr->async_mode && save_tuplecount < 1.0)
 		ft_instr_set_firsttuple(instr);
 
-	if (gather && gather_starting)
-		ft_rearm_below_gather(node, query_timer);
-
 	return result;
 }
 
 /* the out-of-line profiled body: ft_wrap_prof, profiled */
 typedef TupleTableSlot *(*FtProfSlowFn) (PlanState *node, bool tsc, bool buf,
-										 bool wal, bool gather,
-										 FtTimer query_timer);
+										 bool wal);
 
 /*
  * Profiled timing (profiler.h).  profiled: the wrapper of the profiled
@@ -239,9 +220,7 @@ typedef TupleTableSlot *(*FtProfSlowFn) (PlanState *node, bool tsc, bool buf,
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
-			 const bool buf, const bool wal, const bool gather,
-			 const FtTimer query_timer,
-			 const int isa)
+			 const bool buf, const bool wal, const int isa)
 {
 	FtNodeInstr *instr = node->instrument;
 	FtUsageFrame *uf = ft_usage_frame_of(node);
@@ -249,7 +228,6 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 	FtProfFrame *caller;
 	TupleTableSlot *result;
 	double		save_tuplecount;
-	bool		gather_starting = false;
 
 	if (unlikely(pf == NULL))
 	{
@@ -262,7 +240,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 
 		own->mode = FT_FRAME_NONE;
 		result = ft_wrap(node, tsc ? FT_TIMER_TSC_ORDERED : FT_TIMER_CLOCK_GETTIME,
-						 buf, wal, gather, query_timer, isa);
+						 buf, wal, isa);
 		own->mode = own_mode;
 		return result;
 	}
@@ -285,13 +263,6 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		return node->ExecProcNode(node);
 	}
 
-	if (gather)
-	{
-		if (IsA(node, GatherState))
-			gather_starting = !((GatherState *) node)->initialized;
-		else
-			gather_starting = !((GatherMergeState *) node)->initialized;
-	}
 	if (buf || wal)
 		ft_usage_transition(buf, wal, isa);
 
@@ -402,8 +373,6 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 	}
 	else if (instr->async_mode && save_tuplecount < 1.0)
 		ft_instr_set_firsttuple(instr);
-	if (gather && gather_starting)
-		ft_rearm_below_gather(node, query_timer);
 	return result;
 }
 
@@ -430,8 +399,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
-				  const bool buf, const bool wal, const bool gather,
-				  const FtTimer query_timer, const FtProfSlowFn slow,
+				  const bool buf, const bool wal, const FtProfSlowFn slow,
 				  const int isa)
 {
 	FtUsageFrame *uf = ft_usage_frame_of(node);
@@ -439,7 +407,6 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 	FtProfFrame *pf = &uf->prof;
 	TupleTableSlot *result;
 	double		save_tuplecount;
-	bool		gather_starting = false;
 
 	/*
 	 * The frame is profiled and the gate open (no exact frame on the
@@ -456,18 +423,12 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 				 (core && ft_prof_core_will_run(node))))
 	{
 		ft_prof_in_wrapper = 0;
-		return slow(node, tsc, buf, wal, gather, query_timer);
+		return slow(node, tsc, buf, wal);
 	}
 #ifdef FASTTIME_FAULT_INJECTION
 	ft_prof_fault_in_wrapper();
 #endif
-	if (gather)
-	{
-		if (IsA(node, GatherState))
-			gather_starting = !((GatherState *) node)->initialized;
-		else
-			gather_starting = !((GatherMergeState *) node)->initialized;
-	}
+
 	if (buf || wal)
 		ft_usage_transition(buf, wal, isa);
 	ft_chain_link(uf);
@@ -488,88 +449,81 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 	}
 	else if (instr->async_mode && save_tuplecount < 1.0)
 		ft_instr_set_firsttuple(instr);
-	if (gather && gather_starting)
-		ft_rearm_below_gather(node, query_timer);
 	ft_prof_in_wrapper = 0;
 	return result;
 }
 
 /*
- * One instance per timer kind, buffers, WAL and Gather, for one
- * instruction set; and the table that finds them.
+ * One instance per timer kind and usage, for each instruction set; and the
+ * table that finds them.  usage: the node counts buffers or WAL, or both.
+ * Such a wrapper compares both counters at each of its transitions,
+ * whichever its query counts, which halves the instances; a frame is
+ * still credited only with what its node counts (usage.c), and a
+ * transition more is never wrong (usage.h).
  */
-#define FT_BODY(isa, t, b, w, g) \
+#define FT_BODY(isa, t, u) \
 	((t) == FT_TIMER_PROF_PHASE_TSC ? \
-	 ft_wrap_prof(node, true, false, b, w, g, FT_TIMER_PROF_PHASE_TSC, FT_ISA_##isa) : \
+	 ft_wrap_prof(node, true, false, u, u, FT_ISA_##isa) : \
 	 (t) == FT_TIMER_PROF_PHASE_CLOCK_GETTIME ? \
-	 ft_wrap_prof(node, false, false, b, w, g, FT_TIMER_PROF_PHASE_CLOCK_GETTIME, \
-				  FT_ISA_##isa) : \
+	 ft_wrap_prof(node, false, false, u, u, FT_ISA_##isa) : \
 	 (t) == FT_TIMER_PROF_TSC ? \
-	 ft_wrap_prof_fast(node, true, false, b, w, g, FT_TIMER_PROF_PHASE_TSC, \
-					   ft_##isa##_prof_slow, FT_ISA_##isa) : \
+	 ft_wrap_prof_fast(node, true, false, u, u, ft_##isa##_prof_slow, \
+					   FT_ISA_##isa) : \
 	 (t) == FT_TIMER_PROF_CLOCK_GETTIME ? \
-	 ft_wrap_prof_fast(node, false, false, b, w, g, \
-					   FT_TIMER_PROF_PHASE_CLOCK_GETTIME, \
-					   ft_##isa##_prof_slow, FT_ISA_##isa) : \
+	 ft_wrap_prof_fast(node, false, false, u, u, ft_##isa##_prof_slow, \
+					   FT_ISA_##isa) : \
 	 (t) == FT_TIMER_PROF_CORE_TSC ? \
-	 ft_wrap_prof_fast(node, true, true, b, w, g, FT_TIMER_PROF_PHASE_TSC, \
-					   ft_##isa##_prof_slow, FT_ISA_##isa) : \
+	 ft_wrap_prof_fast(node, true, true, u, u, ft_##isa##_prof_slow, \
+					   FT_ISA_##isa) : \
 	 (t) == FT_TIMER_PROF_CORE_CLOCK_GETTIME ? \
-	 ft_wrap_prof_fast(node, false, true, b, w, g, \
-					   FT_TIMER_PROF_PHASE_CLOCK_GETTIME, \
-					   ft_##isa##_prof_slow, FT_ISA_##isa) : \
-	 ft_wrap(node, (FtTimer) (t), b, w, g, (FtTimer) (t), FT_ISA_##isa))
-#define FT_W1(isa, attr, t, b, w) \
+	 ft_wrap_prof_fast(node, false, true, u, u, ft_##isa##_prof_slow, \
+					   FT_ISA_##isa) : \
+	 ft_wrap(node, (FtTimer) (t), u, u, FT_ISA_##isa))
+#define FT_WT(isa, attr, t) \
 static attr TupleTableSlot * \
-ft_##isa##_##t##_##b##_##w##_0(PlanState *node) \
+ft_##isa##_##t##_0(PlanState *node) \
 { \
-	return FT_BODY(isa, t, b, w, false); \
+	return FT_BODY(isa, t, false); \
 } \
 static attr TupleTableSlot * \
-ft_##isa##_##t##_##b##_##w##_1(PlanState *node) \
+ft_##isa##_##t##_1(PlanState *node) \
 { \
-	return FT_BODY(isa, t, b, w, true); \
+	return FT_BODY(isa, t, true); \
 }
-#define FT_WT(isa, attr, t) \
-	FT_W1(isa, attr, t, 0, 0) FT_W1(isa, attr, t, 0, 1) \
-	FT_W1(isa, attr, t, 1, 0) FT_W1(isa, attr, t, 1, 1)
 /* the profiled phase's calls that are not plain profiled calls */
 #define FT_SLOW(isa, attr) \
 static attr pg_noinline TupleTableSlot * \
-ft_##isa##_prof_slow(PlanState *node, bool tsc, bool buf, bool wal, \
-					 bool gather, FtTimer query_timer) \
+ft_##isa##_prof_slow(PlanState *node, bool tsc, bool buf, bool wal) \
 { \
-	return ft_wrap_prof(node, tsc, true, buf, wal, gather, query_timer, \
-						FT_ISA_##isa); \
+	return ft_wrap_prof(node, tsc, true, buf, wal, FT_ISA_##isa); \
 }
 #define FT_WALL(isa, attr) \
 	FT_SLOW(isa, attr) \
 	FT_WT(isa, attr, 0) FT_WT(isa, attr, 1) FT_WT(isa, attr, 2) \
 	FT_WT(isa, attr, 3) FT_WT(isa, attr, 4) FT_WT(isa, attr, 5) \
 	FT_WT(isa, attr, 6) FT_WT(isa, attr, 7) FT_WT(isa, attr, 8) \
-	FT_WT(isa, attr, 9) FT_WT(isa, attr, 10)
-
-#define FT_E1(isa, t, b, w) \
-	{ft_##isa##_##t##_##b##_##w##_0, ft_##isa##_##t##_##b##_##w##_1}
-#define FT_ET(isa, t) \
-	{{FT_E1(isa, t, 0, 0), FT_E1(isa, t, 0, 1)}, \
-	 {FT_E1(isa, t, 1, 0), FT_E1(isa, t, 1, 1)}}
+	FT_WT(isa, attr, 9)
+#define FT_ET(isa, t) {ft_##isa##_##t##_0, ft_##isa##_##t##_1}
 #define FT_EALL(isa) \
 	{FT_ET(isa, 0), FT_ET(isa, 1), FT_ET(isa, 2), FT_ET(isa, 3), FT_ET(isa, 4), \
-	 FT_ET(isa, 5), FT_ET(isa, 6), FT_ET(isa, 7), FT_ET(isa, 8), FT_ET(isa, 9), \
-	 FT_ET(isa, 10)}
+	 FT_ET(isa, 5), FT_ET(isa, 6), FT_ET(isa, 7), FT_ET(isa, 8), FT_ET(isa, 9)}
 
-typedef ExecProcNodeMtd FtWrapperTable[FT_N_TIMERS][2][2][2];
+typedef ExecProcNodeMtd FtWrapperTable[FT_N_TIMERS][2];
 
 FT_WALL(portable, )
 static const FtWrapperTable ft_portable_table = FT_EALL(portable);
 
+/*
+ * The AVX2 build, chosen where the CPU and the kernel support it: W2 and
+ * W3 with BUFFERS, whose nodes compare the counters at every call,
+ * measured 1.12-1.16 times slower with the portable build
+ * (bench/results/2026-12-04-lean).  An AVX-512 build measured no faster
+ * than AVX2 anywhere and was removed.
+ */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define FT_HAVE_ISA_VARIANTS 1
 FT_WALL(avx2, __attribute__((target("avx2"))))
-FT_WALL(avx512, __attribute__((target("avx512f"))))
 static const FtWrapperTable ft_avx2_table = FT_EALL(avx2);
-static const FtWrapperTable ft_avx512_table = FT_EALL(avx512);
 #else
 #define FT_HAVE_ISA_VARIANTS 0
 #endif
@@ -578,8 +532,89 @@ static const FtWrapperTable *ft_table = &ft_portable_table;
 static const char *ft_isa_name = "portable";
 
 /*
- * The wrapper a node gets for good, by what it needs.  A node whose usage
- * is derived from its parent's (usage.h) gets the wrapper of a node that
+ * The timer a Gather's children are put back on when it re-arms them: the
+ * query's, which for the profiled phase's wrappers is the profiled
+ * query's.
+ */
+static inline FtTimer
+ft_query_timer(FtTimer timer)
+{
+	switch (timer)
+	{
+		case FT_TIMER_PROF_TSC:
+		case FT_TIMER_PROF_CORE_TSC:
+			return FT_TIMER_PROF_PHASE_TSC;
+		case FT_TIMER_PROF_CLOCK_GETTIME:
+		case FT_TIMER_PROF_CORE_CLOCK_GETTIME:
+			return FT_TIMER_PROF_PHASE_CLOCK_GETTIME;
+		default:
+			return timer;
+	}
+}
+
+/*
+ * Gather and Gather Merge: the same body, noting first whether this call
+ * starts the node's parallel machinery (initialized still false), and
+ * then re-arming the nodes below it (ft_rearm_below_gather).  A Gather is
+ * called once per row it returns, so these are instances of their own
+ * rather than one out-of-line level around the others: that level (an
+ * extra call and the table's look-up per row) cost 6-8 % of the leader's
+ * CPU on a parallel query returning 3.3M rows (P1,
+ * bench/results/2026-12-04-lean).  One build (portable): a Gather's own
+ * compare is not where its time goes.  No other node's wrapper carries
+ * the test.  A profiled wrapper that moves the node to the other mode's
+ * wrapper (ft_wrap_prof) moves it to the Gather instance of that timer,
+ * and calls it: on that one call the re-arm runs twice, which changes
+ * nothing (the walk is idempotent).
+ */
+static pg_attribute_always_inline TupleTableSlot *
+ft_wrap_gather(PlanState *node, const int t, const bool u)
+{
+	bool		starting;
+	TupleTableSlot *result;
+
+	if (IsA(node, GatherState))
+		starting = !((GatherState *) node)->initialized;
+	else
+		starting = !((GatherMergeState *) node)->initialized;
+	result = FT_BODY(portable, t, u);
+	if (unlikely(starting))
+		ft_rearm_below_gather(node, ft_query_timer((FtTimer) t));
+	return result;
+}
+
+#define FT_GT(t) \
+static TupleTableSlot * \
+ft_gather_##t##_0(PlanState *node) \
+{ \
+	return ft_wrap_gather(node, t, false); \
+} \
+static TupleTableSlot * \
+ft_gather_##t##_1(PlanState *node) \
+{ \
+	return ft_wrap_gather(node, t, true); \
+}
+FT_GT(0)
+FT_GT(1)
+FT_GT(2)
+FT_GT(3)
+FT_GT(4)
+FT_GT(5)
+FT_GT(6)
+FT_GT(7)
+FT_GT(8)
+FT_GT(9)
+
+#define FT_EG(t) {ft_gather_##t##_0, ft_gather_##t##_1}
+static const FtWrapperTable ft_gather_table = {
+	FT_EG(0), FT_EG(1), FT_EG(2), FT_EG(3), FT_EG(4),
+	FT_EG(5), FT_EG(6), FT_EG(7), FT_EG(8), FT_EG(9)
+};
+
+/*
+ * The wrapper a node gets for good, by its timer, whether it counts
+ * buffers or WAL, and whether it is a Gather.  A node whose usage is
+ * derived from its parent's (usage.h) gets the wrapper of a node that
  * counts neither: no transitions, and for profiled timing a link for the
  * ticks alone.
  */
@@ -587,14 +622,15 @@ static inline ExecProcNodeMtd
 ft_method(PlanState *ps, FtTimer timer)
 {
 	FtNodeInstr *instr = ps->instrument;
-	bool		gather = IsA(ps, GatherState) || IsA(ps, GatherMergeState);
-	bool		buf = FT_INSTR_NEED_BUFUSAGE(instr);
-	bool		wal = FT_INSTR_NEED_WALUSAGE(instr);
+	bool		usage = FT_INSTR_NEED_BUFUSAGE(instr) ||
+		FT_INSTR_NEED_WALUSAGE(instr);
 
 	/* (a node that counts either has a frame: the wrappers link it) */
-	if ((buf || wal) && ft_usage_frame_of(ps)->usage_from != NULL)
-		buf = wal = false;
-	return (*ft_table)[timer][buf ? 1 : 0][wal ? 1 : 0][gather ? 1 : 0];
+	if (usage && ft_usage_frame_of(ps)->usage_from != NULL)
+		usage = false;
+	if (IsA(ps, GatherState) || IsA(ps, GatherMergeState))
+		return ft_gather_table[timer][usage ? 1 : 0];
+	return (*ft_table)[timer][usage ? 1 : 0];
 }
 
 /*
@@ -619,24 +655,24 @@ FT_FIRST(6)
 FT_FIRST(7)
 FT_FIRST(8)
 FT_FIRST(9)
-FT_FIRST(10)
 
 static const ExecProcNodeMtd ft_first[FT_N_TIMERS] = {
 	ft_first_0, ft_first_1, ft_first_2, ft_first_3, ft_first_4, ft_first_5,
-	ft_first_6, ft_first_7, ft_first_8, ft_first_9, ft_first_10
+	ft_first_6, ft_first_7, ft_first_8, ft_first_9
 };
 
 /* Is this one of the methods we put nodes on? */
 static bool
 ft_is_ours(ExecProcNodeMtd m)
 {
-	const ExecProcNodeMtd *all = &(*ft_table)[0][0][0][0];
+	const ExecProcNodeMtd *all = &(*ft_table)[0][0];
+	const ExecProcNodeMtd *gathers = &ft_gather_table[0][0];
 
 	for (int i = 0; i < FT_N_TIMERS; i++)
 		if (m == ft_first[i])
 			return true;
-	for (int i = 0; i < (int) (sizeof(FtWrapperTable) / sizeof(ExecProcNodeMtd)); i++)
-		if (m == all[i])
+	for (int i = 0; i < FT_N_TIMERS * 2; i++)
+		if (m == all[i] || m == gathers[i])
 			return true;
 	return false;
 }
@@ -837,72 +873,10 @@ ft_rearm_below_gather(PlanState *node, FtTimer timer)
  * ---------------------------------------------------------------------
  */
 
-#if FT_HAVE_ISA_VARIANTS
-/*
- * What a wrapper's buffer and WAL bookkeeping costs in one instruction set:
- * the compares of its two transitions (the global counters against a copy
- * of them, equal, as on nearly every call), iters times.  The compiler
- * barriers keep each compare's loads from being hoisted out of the loop.
- */
-static volatile int ft_bench_sink;
-
-#define FT_LANES_BENCH(isa, attr) \
-static attr pg_noinline void \
-ft_bench_##isa(BufferUsage *acc, WalUsage *wacc, int iters) \
-{ \
-	int			moved = 0; \
-\
-	for (int i = 0; i < iters; i++) \
-	{ \
-		moved += !ft_usage_lanes_equal(&pgBufferUsage, acc, FT_BUFUSAGE_LANES, FT_ISA_##isa); \
-		moved += !ft_usage_lanes_equal(&pgWalUsage, wacc, FT_WALUSAGE_LANES, FT_ISA_##isa); \
-		pg_compiler_barrier(); \
-		moved += !ft_usage_lanes_equal(&pgBufferUsage, acc, FT_BUFUSAGE_LANES, FT_ISA_##isa); \
-		moved += !ft_usage_lanes_equal(&pgWalUsage, wacc, FT_WALUSAGE_LANES, FT_ISA_##isa); \
-		pg_compiler_barrier(); \
-	} \
-	ft_bench_sink = moved; \
-}
-FT_LANES_BENCH(avx2, __attribute__((target("avx2"))))
-FT_LANES_BENCH(avx512, __attribute__((target("avx512f"))))
-
-/* ns per start/stop pair: the best of several rounds, after a warm-up */
-static double
-ft_bench_isa(void (*fn) (BufferUsage *, WalUsage *, int))
-{
-	BufferUsage acc;
-	WalUsage	wacc;
-	double		best = 0;
-
-	acc = pgBufferUsage;
-	wacc = pgWalUsage;
-	fn(&acc, &wacc, 2000);
-	for (int r = 0; r < 9; r++)
-	{
-		int64		t0 = ft_read_clock_gettime_ns();
-		double		ns;
-
-		fn(&acc, &wacc, 2000);
-		ns = (double) (ft_read_clock_gettime_ns() - t0) / 2000.0;
-		if (r == 0 || ns < best)
-			best = ns;
-	}
-	return best;
-}
-#endif
-
 /* why this process uses the vector build it does, for fasttime_status() */
-static char ft_isa_reason[200] = "no x86-64 vector builds: portable code";
+static char ft_isa_reason[100] = "no x86-64 vector build: portable code";
 
-/*
- * Once per process: choose the vector build of the wrappers.  AVX2 where
- * the CPU and the kernel support it; AVX-512 only where it is also
- * measured at least 10 % faster at the bookkeeping the wrappers do on
- * every call (the compares of a call's two transitions), since on some
- * CPUs (Intel Skylake-SP, Cascade Lake) running AVX-512 instructions on
- * every node call lowers the core's clock for all the code around them,
- * while AVX2 compares the 16-18 lanes in 4-5 operations.
- */
+/* Once per process: choose the vector build of the wrappers. */
 void
 ft_wrappers_init(void)
 {
@@ -912,22 +886,7 @@ ft_wrappers_init(void)
 	{
 		ft_table = &ft_avx2_table;
 		ft_isa_name = "avx2";
-		snprintf(ft_isa_reason, sizeof(ft_isa_reason),
-				 "AVX2 supported, AVX-512 not");
-		if (__builtin_cpu_supports("avx512f"))
-		{
-			double		t2 = ft_bench_isa(ft_bench_avx2);
-			double		t512 = ft_bench_isa(ft_bench_avx512);
-
-			if (t512 < 0.9 * t2)
-			{
-				ft_table = &ft_avx512_table;
-				ft_isa_name = "avx512";
-			}
-			snprintf(ft_isa_reason, sizeof(ft_isa_reason),
-					 "usage bookkeeping measured %.1f ns with AVX2, %.1f ns with AVX-512 per node call; AVX-512 only if at least 10 %% faster",
-					 t2, t512);
-		}
+		snprintf(ft_isa_reason, sizeof(ft_isa_reason), "AVX2 supported");
 	}
 	else
 		snprintf(ft_isa_reason, sizeof(ft_isa_reason),
@@ -957,8 +916,6 @@ ft_read_order_name(FtReadOrder order)
 	{
 		case FT_READS_PLAIN:
 			return "off";
-		case FT_READS_START:
-			return "start";
 		case FT_READS_BOTH:
 			return "on";
 	}
@@ -979,8 +936,6 @@ ft_timer_name(FtTimer timer)
 			return "clock_gettime";
 		case FT_TIMER_TSC_ORDERED:
 			return "tsc, ordered reads";
-		case FT_TIMER_TSC_ORDERED_START:
-			return "tsc, ordered start reads";
 		case FT_TIMER_PROF_PHASE_TSC:
 			return "tsc, profiled";
 		case FT_TIMER_PROF_PHASE_CLOCK_GETTIME:

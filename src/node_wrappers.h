@@ -25,7 +25,6 @@ typedef enum FtTimer
 	FT_TIMER_TSC,				/* every call, plain RDTSC */
 	FT_TIMER_CLOCK_GETTIME,		/* every call, the stock clock */
 	FT_TIMER_TSC_ORDERED,		/* every call, both reads LFENCE;RDTSC */
-	FT_TIMER_TSC_ORDERED_START, /* every call, ordered start read */
 	/* profiled (profiler.h): exact until the switch, then profiled */
 	FT_TIMER_PROF_PHASE_TSC,
 	FT_TIMER_PROF_PHASE_CLOCK_GETTIME,
@@ -37,13 +36,12 @@ typedef enum FtTimer
 	FT_TIMER_PROF_CORE_CLOCK_GETTIME
 } FtTimer;
 
-#define FT_N_TIMERS 11
+#define FT_N_TIMERS 10
 
 /* Values of fasttime.ordered_reads: which TSC reads wait for earlier work. */
 typedef enum FtReadOrder
 {
 	FT_READS_PLAIN = 0,			/* neither */
-	FT_READS_START,				/* the read that starts a call's interval */
 	FT_READS_BOTH				/* both */
 } FtReadOrder;
 
@@ -52,7 +50,7 @@ static inline bool
 ft_timer_is_tsc(FtTimer timer)
 {
 	return timer == FT_TIMER_TSC ||
-		timer == FT_TIMER_TSC_ORDERED || timer == FT_TIMER_TSC_ORDERED_START ||
+		timer == FT_TIMER_TSC_ORDERED ||
 		timer == FT_TIMER_PROF_PHASE_TSC || timer == FT_TIMER_PROF_TSC ||
 		timer == FT_TIMER_PROF_CORE_TSC;
 }
@@ -83,8 +81,6 @@ ft_timer_reads(FtTimer timer)
 		case FT_TIMER_PROF_TSC:
 		case FT_TIMER_PROF_CORE_TSC:
 			return FT_READS_BOTH;
-		case FT_TIMER_TSC_ORDERED_START:
-			return FT_READS_START;
 		default:
 			return FT_READS_PLAIN;
 	}

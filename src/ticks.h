@@ -192,10 +192,9 @@ ft_ticks_to_ns(const FtTickConv *conv, int64_t delta)
  * Plain RDTSC: not ordered with respect to surrounding instructions, so it
  * can be taken while a load issued before it is still waiting on memory.
  * The node wrappers read it only where fasttime.ordered_reads asks for
- * plain reads (off: both reads of a call; start: the read at a call's
- * end); by default (on) they read ft_read_tsc_lfence() at both ends, so
- * that the latency of a call's cache misses is not paid after its read and
- * credited to its parent.  Also read by the tick of profiled timing, the
+ * plain reads (off); by default (on) they read ft_read_tsc_lfence() at
+ * both ends of a call, so that the latency of a call's cache misses is
+ * not paid after its read and credited to its parent.  Also read by the tick of profiled timing, the
  * clock cross-check's stamps and fasttime_overhead()'s tsc source.
  */
 static inline uint64_t
@@ -285,9 +284,8 @@ ft_read_tsc_rdtscp(void)
 }
 
 /*
- * The reads the node wrappers do: plain, and ordered (LFENCE;RDTSC; which
- * of a call's two reads are ordered is fasttime.ordered_reads, default
- * both).  A fault-injection build (compiled with -DFASTTIME_FAULT_INJECTION,
+ * The reads the node wrappers do: plain, and ordered (LFENCE;RDTSC; whether
+ * a call's two reads are ordered is fasttime.ordered_reads, default on).  A fault-injection build (compiled with -DFASTTIME_FAULT_INJECTION,
  * never a normal build) routes them through a replaceable source so tests
  * can make the TSC jump or crawl.
  */

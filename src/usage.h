@@ -179,7 +179,7 @@ ft_prof_below(FtProfFrame *pf)
 
 /*
  * Vector types for the compare: the width of the enclosing function's
- * target (node_wrappers.c builds the wrappers for three), unaligned.
+ * target (node_wrappers.c builds the wrappers for two), unaligned.
  */
 typedef int64 ft_u8 __attribute__((vector_size(64), aligned(8), may_alias));
 typedef int64 ft_u4 __attribute__((vector_size(32), aligned(8), may_alias));
@@ -196,7 +196,6 @@ typedef int64 ft_u1 __attribute__((aligned(8), may_alias));
 /* the instruction sets the wrappers are built for (node_wrappers.c) */
 #define FT_ISA_portable 0
 #define FT_ISA_avx2 1
-#define FT_ISA_avx512 2
 
 /*
  * Is a 256-bit vector all zero?  One VPTEST, where the generic reduction

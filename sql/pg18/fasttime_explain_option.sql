@@ -47,7 +47,6 @@ CREATE FUNCTION ft_eo_expected_line() RETURNS text LANGUAGE sql AS $$
 				   (SELECT value FROM fasttime_status() WHERE name = 'tsc_frequency_origin'),
 				   CASE current_setting('fasttime.ordered_reads')
 						WHEN 'on' THEN '; ordered reads'
-						WHEN 'start' THEN '; ordered start reads'
 						ELSE '' END)
 		ELSE
 			format('Timing Source: clock_gettime (%s)',
