@@ -205,16 +205,9 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 			resetStringInfo(&buf);
 			if (q->switched)
 			{
-				appendStringInfo(&buf, "profiled (exact for the first %.1f ms, then %llu ticks of %d",
-								 q->exact_ms, (unsigned long long) q->ticks, q->interval_ms);
-				if (q->longest_ms > q->interval_ms)
-					appendStringInfo(&buf, " to %d", q->longest_ms);
-				appendStringInfoString(&buf, " ms");
-				if (q->wrapper_ticks > 0)
-					appendStringInfo(&buf, ", %llu of them in fasttime's own code: %.1f ms in no node",
-									 (unsigned long long) q->wrapper_ticks, q->wrapper_ms);
-				appendStringInfo(&buf, "; a node holding 10 %% of the time: +-%.1f %%)",
-								 100.0 * ft_prof_expected_error(ft_prof_effective_ticks(q), 0.1));
+				appendStringInfoString(&buf, "profiled (");
+				ft_prof_describe(q, &buf);
+				appendStringInfoChar(&buf, ')');
 			}
 			else
 				appendStringInfo(&buf, "exact (profiled timing takes over after %d ms)",

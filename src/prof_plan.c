@@ -21,6 +21,7 @@
 
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
+#include "lib/stringinfo.h"
 #include "utils/memutils.h"
 
 #include "clock_state.h"
@@ -327,4 +328,27 @@ ft_prof_node_error(const FtProfQuery *q, int plan_node_id, uint64 *ticks,
 	*ticks = f->sample_ticks;
 	*error_ms = sqrt(Max(var, 0.0));
 	return true;
+}
+
+/*
+ * What a profiled query's run was, in words, after "profiled (": the
+ * exact prefix, the ticks and their intervals, the ticks that found
+ * fasttime's own code, and the expected error of a node holding 10 % of
+ * the time.  For EXPLAIN (CLOCK_SOURCE)'s Node Timing line and for the
+ * line that follows a plan auto_explain logs (node_timing.c), which say
+ * the same thing.
+ */
+void
+ft_prof_describe(const FtProfQuery *q, struct StringInfoData *buf)
+{
+	appendStringInfo(buf, "exact for the first %.1f ms, then %llu ticks of %d",
+					 q->exact_ms, (unsigned long long) q->ticks, q->interval_ms);
+	if (q->longest_ms > q->interval_ms)
+		appendStringInfo(buf, " to %d", q->longest_ms);
+	appendStringInfoString(buf, " ms");
+	if (q->wrapper_ticks > 0)
+		appendStringInfo(buf, ", %llu of them in fasttime's own code: %.1f ms in no node",
+						 (unsigned long long) q->wrapper_ticks, q->wrapper_ms);
+	appendStringInfo(buf, "; a node holding 10 %% of the time: +-%.1f %%",
+					 100.0 * ft_prof_expected_error(ft_prof_effective_ticks(q), 0.1));
 }

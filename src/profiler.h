@@ -253,6 +253,8 @@ extern double ft_prof_effective_ticks(const FtProfQuery *q);
 extern double ft_prof_expected_error(double ticks, double share);
 extern bool ft_prof_node_error(const FtProfQuery *q, int plan_node_id,
 							   uint64 *ticks, double *error_ms);
+struct StringInfoData;
+extern void ft_prof_describe(const FtProfQuery *q, struct StringInfoData *buf);
 extern double ft_prof_tick_cost_ns(void);
 extern bool ft_prof_tick_cost_known(double *cost_ns);
 

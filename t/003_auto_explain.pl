@@ -154,6 +154,28 @@ nested_case('auto_explain LOADed', "LOAD 'auto_explain';");
 	ok(@plans && !@marked, 'profiled under auto_explain: no error bars in the logged plan');
 }
 
+# profiled timing under auto_explain: the plan-level line (the exact
+# prefix, the ticks, the error of a node holding 10 %) follows in the
+# server log, for a query auto_explain logs and that switched to ticks;
+# not for one shorter than log_min_duration, nor under exact timing
+{
+	my $long = 'SELECT count(*) FROM t a, t b WHERE a.g <= 400 AND b.g <= 4000 AND a.k + b.k >= 0';
+	my $prof = 'SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;';
+	my $line = qr/profiled node timing in the plan of this query: exact for the first [0-9.]+ ms, then \d+ ticks of \d+[^;]* ms[^;]*; a node holding 10 % of the time: \+-[0-9.]+ %/;
+	my $off = -s $node->logfile;
+	my ($rc, $out, $err) = ft_sql($node, "LOAD 'auto_explain'; $ae $prof $long");
+	is($rc, 0, 'profiled, logged: the query ran') or diag($err);
+	like(ft_log_since($node, $off), $line, 'profiled, logged: the Node Timing line follows in the log');
+	$off = -s $node->logfile;
+	($rc, $out, $err) = ft_sql($node,
+		"LOAD 'auto_explain'; $ae $prof SET auto_explain.log_min_duration = '100s'; $long");
+	unlike(ft_log_since($node, $off), qr/profiled node timing in the plan/,
+		'profiled, shorter than log_min_duration: no line');
+	$off = -s $node->logfile;
+	($rc, $out, $err) = ft_sql($node, "LOAD 'auto_explain'; $ae SET fasttime.node_timing = exact; $long");
+	unlike(ft_log_since($node, $off), qr/profiled node timing in the plan/, 'exact: no line');
+}
+
 # auto_explain preloaded before fasttime (its hooks then run inside ours)
 $node->append_conf('postgresql.conf', "shared_preload_libraries = 'auto_explain, fasttime'\n");
 $node->restart;
