@@ -523,4 +523,28 @@ ft_guc_sourcefile(const char *name, int *sourceline)
 #define FT_CASE_EEOP_AGG_STRICT_INPUT_CHECK_N
 #endif
 
+
+/*
+ * The query's elapsed time so far in ms, by the query-level
+ * instrumentation auto_explain and pg_stat_statements allocate, read as
+ * auto_explain reads it (before or after its ExecutorEnd ended the loop);
+ * false when the query has none.  19 renamed it (query_instr) and keeps
+ * its total current at every stop.
+ */
+static inline bool
+ft_query_elapsed_ms(const QueryDesc *qd, double *ms)
+{
+#if PG_VERSION_NUM >= 190000
+	if (qd->query_instr == NULL)
+		return false;
+	*ms = INSTR_TIME_GET_MILLISEC(qd->query_instr->total);
+#else
+	if (qd->totaltime == NULL)
+		return false;
+	*ms = 1000.0 * (INSTR_TIME_GET_DOUBLE(qd->totaltime->counter) +
+					qd->totaltime->total);
+#endif
+	return true;
+}
+
 #endif							/* FASTTIME_COMPAT_H */

@@ -998,7 +998,7 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
  * be in what it logs, and before 18 there is no such option at all.  So
  * when a profiled query (one that switched to ticks) ends outside EXPLAIN
  * after running at least that long, by the clock auto_explain reads
- * (queryDesc->totaltime, which it allocates), the server log gets the
+ * (the query-level instrumentation it allocates), the server log gets the
  * same line on its own: how long the run was timed exactly, the ticks,
  * and the error of a node holding 10 % of the time.  Whether auto_explain
  * sampled the query needs no test: it asks for no instrumentation of a
@@ -1013,15 +1013,12 @@ log_profile_for_auto_explain(QueryDesc *queryDesc, const FtQueryClock *qc)
 	StringInfoData buf;
 
 	if (qc->prof == NULL || !qc->prof->switched || explain_depth > 0 ||
-		queryDesc->totaltime == NULL)
+		!ft_query_elapsed_ms(queryDesc, &ms))
 		return;
 	min_duration = GetConfigOption("auto_explain.log_min_duration", true, false);
 	if (min_duration == NULL ||
 		!parse_int(min_duration, &min_ms, GUC_UNIT_MS, NULL) || min_ms < 0)
 		return;
-	/* before or after auto_explain's own ExecutorEnd ended the loop */
-	ms = 1000.0 * (INSTR_TIME_GET_DOUBLE(queryDesc->totaltime->counter) +
-				   queryDesc->totaltime->total);
 	if (ms < (double) min_ms)
 		return;
 	initStringInfo(&buf);
