@@ -199,8 +199,10 @@ FROM prof p JOIN stock s USING (id), ft_prof_nodes(p.j) n
 GROUP BY p.id, s.counts, p.j ORDER BY p.id;
 
 -- the switch landing inside a Hash Join's build (the first tick switches,
--- profile_after = 0, while shape 4 builds its hash table): the join's call
--- stays exact to its end, so that it contains its Hash, in every run
+-- profile_after = 0, while shape 4 builds its hash table): the Hash's
+-- build frame, exact in flight, keeps its time up to the switch and is
+-- profiled from there, with the calls above and below it; no child longer
+-- than its parent, in every run
 SELECT count(*) FILTER (WHERE NOT ok) AS runs_with_a_child_longer
 FROM (SELECT i, bool_and(n.parent_ms IS NULL OR n.parent_ms >= n.total_ms - 0.002 * n.loops) AS ok
 	  FROM generate_series(1, 20) i,
@@ -208,13 +210,13 @@ FROM (SELECT i, bool_and(n.parent_ms IS NULL OR n.parent_ms >= n.total_ms - 0.00
 		   ft_prof_nodes(p.j) n
 	  GROUP BY i) s;
 
--- a node called inside an exact call is timed exactly too: a Hash Join
--- rebuilt for every outer row (its Hash depends on the row) runs its
--- probe side's first call -- here a function scan whose first call makes
--- all its rows, nearly all of the join's time -- inside the exact call
--- that builds its table.  Profiled there, under an exact join, the scan
--- would get only the ticks' time that no exact call had taken (about 40 %
--- of the join's); exact, it holds nearly all of it, within the join
+-- a Hash Join rebuilt for every outer row (its Hash depends on the row)
+-- runs its probe side's first call -- here a function scan whose first
+-- call makes all its rows, nearly all of the join's time -- in the call
+-- that builds its table.  When that call was exact (its Hash timed by
+-- core) and the scan profiled inside it, the scan got only the ticks'
+-- time no exact call had taken (about 40 % of the join's); it holds
+-- nearly all of it, within the join
 CREATE FUNCTION ft_prof_rows(n int) RETURNS SETOF int LANGUAGE plpgsql AS $$
 BEGIN
 	FOR i IN 1 .. n LOOP

@@ -200,6 +200,20 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 	return result;
 }
 
+/*
+ * Must this call of a node on the profiled phase's "core" wrapper take the
+ * slow path?  When it runs a child the executor times itself
+ * (ft_prof_core_will_run), or when the node is a Hash's child and the
+ * Hash's build frame is not on top of the chain: the build is starting,
+ * and the slow path links that frame first (ft_prof_build_link).
+ */
+static pg_attribute_always_inline bool
+ft_prof_call_is_special(PlanState *node, FtProfFrame *pf)
+{
+	return (pf->build != NULL && ft_chain_top != pf->build) ||
+		(pf->core_child && ft_prof_core_will_run(node));
+}
+
 /* the out-of-line profiled body: ft_wrap_prof, profiled */
 typedef TupleTableSlot *(*FtProfSlowFn) (PlanState *node, bool tsc, bool buf,
 										 bool wal);
@@ -255,7 +269,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		 */
 		if (profiled)
 			other = tsc ? FT_TIMER_PROF_PHASE_TSC : FT_TIMER_PROF_PHASE_CLOCK_GETTIME;
-		else if (pf->core_child)
+		else if (pf->core_child || pf->build != NULL)
 			other = tsc ? FT_TIMER_PROF_CORE_TSC : FT_TIMER_PROF_CORE_CLOCK_GETTIME;
 		else
 			other = tsc ? FT_TIMER_PROF_TSC : FT_TIMER_PROF_CLOCK_GETTIME;
@@ -263,6 +277,9 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		return node->ExecProcNode(node);
 	}
 
+	/* a Hash's child starting its build: the Hash's frame first */
+	if (pf->build != NULL && ft_chain_top != pf->build)
+		ft_prof_build_link(pf->build, tsc);
 	if (buf || wal)
 		ft_usage_transition(buf, wal, isa);
 
@@ -363,6 +380,9 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		if (profiled)
 			pf->mode = FT_FRAME_PROFILED;
 	}
+	/* a Hash's child returning no row: the build is over */
+	if (pf->build != NULL && TupIsNull(result))
+		ft_prof_build_unlink(pf->build, tsc);
 
 	save_tuplecount = instr->tuplecount;
 	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;
@@ -392,9 +412,10 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
  * the other mode -- goes to "slow", ft_wrap_prof out of line, so that the
  * exact machinery costs the plain calls nothing (no registers to save,
  * one test).  A node with a child the executor times itself, whose calls
- * that run that child must be exact, has an instance of its own ("core"),
- * which also sends those calls to "slow".  The
- * frame used here is the one ft_prof_frame_of finds: a node runs only
+ * that run that child must be exact, and a Hash's child, whose call that
+ * starts the Hash's build links the Hash's frame first and whose call
+ * returning no row ends it, have an instance of their own ("core"), which
+ * also sends those calls to "slow" and ends the build.  The frame used here is the one ft_prof_frame_of finds: a node runs only
  * inside a run of its own query, when its query's frames are current.
  */
 static pg_attribute_always_inline TupleTableSlot *
@@ -415,12 +436,13 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 	 */
 	StaticAssertStmt(FT_FRAME_PROFILED == 2 && FT_FRAME_EXACT == 1 &&
 					 FT_FRAME_NONE == 0, "frame modes are 0, 1 and 2");
-	Assert(core == pf->core_child || pf->mode != FT_FRAME_PROFILED);
+	Assert(core == (pf->core_child || pf->build != NULL) ||
+		   pf->mode != FT_FRAME_PROFILED);
 
 	/* from here to the end, but for the node's call: the wrapper's time */
 	ft_prof_in_wrapper = 1;
 	if (unlikely((pf->mode & ft_prof_gate & FT_FRAME_PROFILED) == 0 ||
-				 (core && ft_prof_core_will_run(node))))
+				 (core && ft_prof_call_is_special(node, pf))))
 	{
 		ft_prof_in_wrapper = 0;
 		return slow(node, tsc, buf, wal);
@@ -439,6 +461,8 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 		ft_usage_transition(buf, wal, isa);
 	ft_prof_resume_if_suspended();
 	ft_chain_unlink(uf);
+	if (core && unlikely(pf->build != NULL && TupIsNull(result)))
+		ft_prof_build_unlink(pf->build, tsc);
 
 	save_tuplecount = instr->tuplecount;
 	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;

@@ -26,6 +26,8 @@
 #define FT_FRAME_EXACT		1
 #define FT_FRAME_PROFILED	2
 
+struct FtUsageFrame;
+
 typedef struct FtProfFrame
 {
 	/* what a profiled call reads, first */
@@ -38,9 +40,14 @@ typedef struct FtProfFrame
 								 * call in flight */
 	bool		core_call;		/* this exact call runs a child the executor
 								 * times itself (set while on the chain) */
+	bool		build_exact;	/* a Hash's build frame made exact for one
+								 * build, run inside an exact call */
 	volatile bool switch_pending;	/* the switching tick found this core
 									 * call in flight: it stays exact to its
 									 * end, then the frame is profiled */
+	struct FtUsageFrame *build; /* the node is a Hash's child: the frame
+								 * its calls link the Hash's time to while
+								 * the Hash builds (profiler.c) */
 	FtNodeInstr *instr;			/* the node's instrumentation */
 	const FtInstrUnits *units;	/* the unit its query writes times in: the
 								 * ticks and settlements of another query

@@ -39,6 +39,7 @@ typedef struct FtCoreChildren
 {
 	bool		multiexec;		/* one runs through MultiExecProcNode */
 	bool		async;			/* one is an async node */
+	FtProfWalk *w;
 } FtCoreChildren;
 
 /* Is this a node the executor runs through MultiExecProcNode? */
@@ -71,6 +72,55 @@ ft_prof_mark(FtProfWalk *w, PlanState *ps, bool permanent)
 }
 
 /*
+ * Is this a Hash whose build a profiled query times with ticks?  One that
+ * builds its table alone (MultiExecPrivateHash): its child's calls
+ * bracket the build, from the first to the one that returns no row, and
+ * link the Hash's time (ft_prof_build_link).  Not a Parallel Hash, whose
+ * participants wait for each other at barriers before and after those
+ * calls, waits that are the Hash's time in stock and that no call of its
+ * child brackets: its children stay exact, and core times it.
+ */
+static bool
+ft_prof_hash_own_build(FtProfWalk *w, PlanState *ps)
+{
+	PlanState  *child;
+
+	if (!IsA(ps, HashState) || ps->plan == NULL || ps->plan->parallel_aware ||
+		ps->instrument == NULL)
+		return false;
+	child = outerPlanState(ps);
+	return child != NULL && child->plan != NULL && child->instrument != NULL &&
+		ps->plan->plan_node_id >= 0 && ps->plan->plan_node_id < w->q->nframes &&
+		child->plan->plan_node_id >= 0 &&
+		child->plan->plan_node_id < w->q->nframes;
+}
+
+/*
+ * The frame a Hash's build is timed in.  Not the Hash's own frame: core
+ * runs stock's start and stop around the build on the Hash's own totals,
+ * buffers and WAL included (usage.h), so the Hash's frame must never be
+ * credited usage on the chain; this one counts none and credits its ticks
+ * to the Hash's instrumentation.  Core's clock reads around the build are
+ * turned off (need_timer: core then counts the Hash's rows and usage
+ * only), since its time is now the ticks' -- or, before the switch, this
+ * frame's own exact time -- and the calls that run the build (the Hash
+ * Join's) can be profiled.
+ */
+static void
+ft_prof_build_frame(FtProfWalk *w, PlanState *hash)
+{
+	FtUsageFrame *bf = MemoryContextAllocZero(w->cxt, sizeof(FtUsageFrame));
+
+	bf->owner = ft_usage_frame_of(hash)->owner;
+	bf->prof.instr = hash->instrument;
+	bf->prof.units = &w->q->units;
+	bf->prof.mode = FT_FRAME_EXACT;
+	w->q->frames[hash->plan->plan_node_id] = &bf->prof;
+	FT_INSTR_BASE(hash->instrument)->need_timer = false;
+	ft_usage_frame_of(outerPlanState(hash))->prof.build = bf;
+}
+
+/*
  * planstate_tree_walker callback: a direct child the executor times
  * itself.
  */
@@ -81,7 +131,7 @@ ft_child_timed_by_core(PlanState *ps, void *context)
 
 	if (ps->instrument != NULL)
 	{
-		if (ft_is_multiexec(ps))
+		if (ft_is_multiexec(ps) && !ft_prof_hash_own_build(cc->w, ps))
 			cc->multiexec = true;
 		if (ps->instrument->async_mode)
 			cc->async = true;
@@ -101,7 +151,7 @@ static bool
 ft_prof_walker(PlanState *ps, void *context)
 {
 	FtProfWalk *w = (FtProfWalk *) context;
-	FtCoreChildren cc = {false, false};
+	FtCoreChildren cc = {false, false, w};
 
 	ft_prof_mark(w, ps, false);
 	(void) planstate_tree_walker(ps, ft_child_timed_by_core, &cc);
@@ -114,9 +164,11 @@ ft_prof_walker(PlanState *ps, void *context)
 		if (cc.async)
 			f->permanent = true;
 	}
-	if (ft_is_multiexec(ps))
+	if (ft_prof_hash_own_build(w, ps))
+		ft_prof_build_frame(w, ps);
+	else if (ft_is_multiexec(ps))
 	{
-		/* the children of a MultiExec node stay exact for good */
+		/* the children of any other stay exact for good */
 		ft_prof_mark(w, outerPlanState(ps), true);
 		ft_prof_mark(w, innerPlanState(ps), true);
 	}

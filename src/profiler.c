@@ -32,13 +32,19 @@
  * call is thus counted once, either side of the switch.  Runs shorter than
  * the threshold keep exact numbers throughout.
  *
- * Some calls stay exact after the switch: those of the nodes below a Hash,
- * a Bitmap Index Scan, a BitmapAnd or a BitmapOr (the executor drives
- * these through MultiExecProcNode, which no wrapper sees, and times them
- * itself), of nodes with async children and of async nodes, the calls of
- * a Hash Join that build its hash table and of a Bitmap Heap Scan that
- * run its bitmap nodes (so that they contain the time core measured for
- * those children), and every call made inside an exact one.  An exact
+ * A Hash, which the executor drives through MultiExecProcNode where no
+ * wrapper sees it, is timed through its child: the child's call that
+ * starts the build links a frame of the Hash's on the chain, and its call
+ * that returns no row, which ends the build, unlinks it
+ * (ft_prof_build_link), so that the Hash's build is exact or profiled like
+ * any call, and core's clock reads around it are turned off (prof_plan.c).
+ * Some calls stay exact after the switch: those of the nodes below a
+ * Parallel Hash, a Bitmap Index Scan, a BitmapAnd or a BitmapOr (which the
+ * executor times itself), of nodes with async children and of async
+ * nodes, the calls of a Hash Join that build a Parallel Hash's table and
+ * of a Bitmap Heap Scan that run its bitmap nodes (so that they contain
+ * the time core measured for those children), and every call made inside
+ * an exact one.  An exact
  * call on top of profiled frames credits them with its duration when it
  * returns -- a tick that lands inside it credits them its time so far --
  * and the next tick credits only the rest of its interval; a tick that
@@ -389,6 +395,87 @@ ft_prof_join_late(FtProfFrame *pf, uint64 start)
 		ft_prof_add(pf, at > start ? at - start : 0, ft_prof_tsc);
 		pf->settled = true;
 	}
+}
+
+/*
+ * A Hash's child is called and the Hash's build frame (prof_plan.c) is not
+ * on top of the chain: the build starts.  Link the frame, so that the
+ * Hash's own work between its child's calls (hashing and inserting each
+ * row) is on the chain as the Hash's, and the child's calls run on top of
+ * it.  An exact frame (before the switch) starts as an exact call does
+ * (node_wrappers.c): the fast path's gate shut, the clock read, the start
+ * and the link as one step under ft_prof_busy; the switch then finds it in
+ * flight like any exact call.  A profiled one just links.
+ */
+void
+ft_prof_build_link(FtUsageFrame *bf, bool tsc)
+{
+	FtProfFrame *bp = &bf->prof;
+
+	ft_prof_busy = 1;
+	pg_compiler_barrier();
+	if (bp->mode == FT_FRAME_PROFILED)
+	{
+		FtProfFrame *below = ft_chain_prof(ft_chain_top);
+
+		/*
+		 * A build run inside an exact call (below a Parallel Hash or a
+		 * bitmap node, or an async one) is exact too, as any call made
+		 * inside one: a profiled frame there would take ticks its exact
+		 * caller's time does not contain.
+		 */
+		if (below != NULL && below->mode == FT_FRAME_EXACT)
+		{
+			bp->mode = FT_FRAME_EXACT;
+			bp->build_exact = true;
+		}
+	}
+	if (bp->mode == FT_FRAME_EXACT)
+	{
+		ft_prof_gate = FT_FRAME_NONE;
+		bp->start = ft_prof_now(tsc);
+		bp->owed_from = bp->start;
+	}
+	ft_chain_link(bf);
+	pg_compiler_barrier();
+	ft_prof_busy = 0;
+}
+
+/*
+ * A Hash's child returned no row: the build is over (MultiExecPrivateHash
+ * stops at the first empty slot), and the child's frame is off the chain.
+ * Unlink the Hash's build frame as an exact call returns -- its time added
+ * unless the switch took it over in flight (settled), and owed to the
+ * profiled frames below it -- or, profiled, just unlink it.
+ */
+void
+ft_prof_build_unlink(FtUsageFrame *bf, bool tsc)
+{
+	FtProfFrame *bp = &bf->prof;
+	bool		exact = (bp->mode == FT_FRAME_EXACT);
+	uint64		stop = exact ? ft_prof_now(tsc) : 0;
+
+	ft_prof_busy = 1;
+	pg_compiler_barrier();
+	ft_chain_unlink(bf);
+	if (bp->settled)
+		bp->settled = false;
+	else if (exact)
+	{
+		FtProfFrame *below = ft_chain_prof(bf->caller);
+
+		ft_prof_add(bp, stop > bp->start ? stop - bp->start : 0, tsc);
+		if (below != NULL && below->mode == FT_FRAME_PROFILED)
+			ft_prof_settle_up(below, stop > bp->owed_from ? stop - bp->owed_from : 0,
+							  stop, tsc);
+	}
+	if (bp->build_exact)
+	{
+		bp->build_exact = false;
+		bp->mode = FT_FRAME_PROFILED;
+	}
+	pg_compiler_barrier();
+	ft_prof_busy = 0;
 }
 
 /*
@@ -1135,6 +1222,7 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 			continue;
 		f->settled = false;
 		f->core_call = false;
+		f->build_exact = false;
 		f->switch_pending = false;
 		f->mode = (ft_prof_switched && !f->permanent) ?
 			FT_FRAME_PROFILED : FT_FRAME_EXACT;

@@ -25,9 +25,12 @@
  * its callees' whatever mixes of exact and profiled frames are on the chain,
  * as long as no profiled frame runs inside an exact one -- which profiler.c
  * guarantees: every query starts exact and all of them switch together, and
- * the frames that stay exact for good (nodes below Hash and bitmap nodes,
- * which the executor drives through MultiExecProcNode, nodes with async
- * children, and async nodes) have only such frames below them.  No exact
+ * the frames that stay exact for good (nodes below a Parallel Hash and
+ * bitmap nodes, which the executor drives through MultiExecProcNode and
+ * times itself, nodes with async children, and async nodes) have only
+ * such frames below them.  A Hash that builds alone is timed through a
+ * frame of its own that its child's calls link for the build
+ * (ft_prof_build_link).  No exact
  * call credits the time before it to anyone: only a tick, at an instant that
  * has nothing to do with the plan's rhythm, tells which node was executing.
  *
@@ -142,7 +145,8 @@ extern int	ft_profile_after_ms;	/* fasttime.profile_after */
  * the child's (core times it with its own clock reads, which no tick can
  * split).  A Hash Join builds its hash table, running its Hash, when it
  * has none (its first call, or the first after a rescan that dropped
- * it); a Bitmap Heap Scan runs its bitmap nodes in the first call of each
+ * it), which matters only for a Parallel Hash: any other Hash is timed by
+ * the ticks (prof_plan.c); a Bitmap Heap Scan runs its bitmap nodes in the first call of each
  * scan.  Any other such node (none in core today) is exact every call.
  */
 static inline bool
@@ -179,6 +183,9 @@ ft_prof_add(FtProfFrame *pf, uint64 delta, bool tsc)
 extern void ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now,
 							  bool tsc);
 extern void ft_prof_join_late(FtProfFrame *pf, uint64 start);
+struct FtUsageFrame;
+extern void ft_prof_build_link(struct FtUsageFrame *bf, bool tsc);
+extern void ft_prof_build_unlink(struct FtUsageFrame *bf, bool tsc);
 extern void ft_prof_gate_open(void);
 extern void ft_prof_rearm(void);
 

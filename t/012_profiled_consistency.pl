@@ -76,6 +76,15 @@ my @cases = (
 	  'SELECT count(*) FROM u JOIN t ON t.k = u.m' ],
 	[ 'hash join', 'SET enable_nestloop = off; SET enable_mergejoin = off;',
 	  'SELECT count(*), max(t.s) FROM big JOIN t ON t.g = big.x' ],
+	# a Hash's build is timed through its child's calls: rebuilt for every
+	# outer row (its child's filter depends on the row), and run inside
+	# the exact first call of a bitmap scan (an InitPlan in its index
+	# condition), where the build is exact too
+	[ 'hash join rebuilt per outer row', 'SET enable_mergejoin = off; SET enable_memoize = off;',
+	  'SELECT count(*) FROM generate_series(1, 60) o, LATERAL (SELECT count(*) FROM u JOIN t ON t.g = u.g WHERE u.m <> o % 7) s' ],
+	[ 'hash join in an initplan of a bitmap scan',
+	  'SET enable_indexscan = off; SET enable_nestloop = off; SET enable_mergejoin = off;',
+	  'SELECT count(*) FROM t WHERE k = (SELECT max(u.m) FROM u JOIN t t2 ON t2.g = u.g)' ],
 	[ 'bitmap and/or', 'SET enable_seqscan = off; SET enable_indexscan = off;',
 	  'SELECT count(*) FROM t WHERE (k = 5 OR k = 7) AND g < 20000' ],
 	[ 'sort spilling to temp files', 'SET work_mem = 64;',
