@@ -34,7 +34,7 @@ Report.  Per query and mode the minimum over the measured rounds, and its
 ratio to the plain query's minimum; per mode the geometric mean of those
 ratios over the queries and the worst query.  The same with medians.  The
 spread: the ratio of the mode's run to the plain run of the same round
-and query, its minimum and maximum over the rounds.
+and query, its median, minimum and maximum over the rounds.
 """
 import argparse
 import csv
@@ -233,7 +233,7 @@ def cmd_report(a):
     for r in runs:
         t.setdefault((r["query"], r["mode"]), {})[r["round"]] = r
     rows, csv_rows = [], []
-    per_mode = {m: {"min": [], "med": [], "lo": [], "hi": []} for m in modes if m != "plain"}
+    per_mode = {m: {"min": [], "med": [], "lo": [], "hi": [], "pmed": []} for m in modes if m != "plain"}
     mism = {m: 0 for m in modes}
     for q in queries:
         plain = t[(q, "plain")]
@@ -249,6 +249,7 @@ def cmd_report(a):
             mmin, mmed = min(ms), statistics.median(ms)
             per_round = [d[rr]["ms"] / plain[rr]["ms"] for rr in rounds if rr in d and rr in plain]
             lo, hi = min(per_round), max(per_round)
+            per_mode[m]["pmed"].append(statistics.median(per_round))
             rmin, rmed = mmin / pmin, mmed / pmed
             bad = sum(1 for x in d.values() if not (x.get("same_plan") and x.get("same_rows")))
             mism[m] += bad
@@ -265,16 +266,16 @@ def cmd_report(a):
         rows.append("| %s | %.1f | %.1f | %s |" % (q, pmin, pmed, " | ".join(cells)))
     em = [m for m in modes if m != "plain"]
     head = ["| mode | geomean of min ratios | worst (min) | geomean of median ratios | worst (median) "
-            "| per-round ratios, geomean of the lows – of the highs | plan or rows differing |",
+            "| per-round ratios: geomean of the medians (of the lows – of the highs) | plan or rows differing |",
             "|---|---:|---|---:|---|---|---:|"]
     for m in em:
         pm = per_mode[m]
         wmin = max(pm["min"])
         wmed = max(pm["med"])
-        head.append("| %s | **%.3f** | %.3f (%s) | %.3f | %.3f (%s) | %.3f – %.3f | %d |" % (
+        head.append("| %s | **%.3f** | %.3f (%s) | %.3f | %.3f (%s) | %.3f (%.3f – %.3f) | %d |" % (
             TITLES[m], gmean([x for x, _ in pm["min"]]), wmin[0], wmin[1],
             gmean([x for x, _ in pm["med"]]), wmed[0], wmed[1],
-            gmean(pm["lo"]), gmean(pm["hi"]), mism[m]))
+            gmean(pm["pmed"]), gmean(pm["lo"]), gmean(pm["hi"]), mism[m]))
     plain_total_min = sum(min(x["ms"] for x in t[(q, "plain")].values()) for q in queries)
     # where the EXPLAIN modes' wall time goes: Execution Time, Planning Time, the rest
     split = ["| mode | sum of min wall, ms | sum of min Execution Time, ms | median of (wall − Execution − Planning), ms |",
@@ -295,8 +296,8 @@ def cmd_report(a):
             "plain query's, both wall-clock on the server, planning included. Min: per query "
             "the minimum over the rounds, then the geometric mean over the queries; median "
             "likewise. Per-round ratios: each round's mode time over the same round's plain "
-            "time, per query its lowest and highest; the column gives the geometric means of "
-            "those lows and highs." % (len(queries), len(rounds)), ""] + head + [
+            "time, per query their median, lowest and highest; the column gives the geometric "
+            "means of those over the queries." % (len(queries), len(rounds)), ""] + head + [
             "", "Plain query set: %.1f s (sum of the minima)." % (plain_total_min / 1000), "",
             "Where the EXPLAIN modes' time goes:", ""] + split + [
             "", "## Per query", "",

@@ -2,7 +2,8 @@
 # bench/analytic.sh: what each timing mode's EXPLAIN ANALYZE costs on an
 # analytic workload: 22 TPC-H-like queries (bench/sql/analytic_queries.sql)
 # on a TPC-H-like database generated in SQL (bench/sql/analytic.sql:
-# deterministic, the same data on every run), each against the plain query.
+# deterministic, the same data on every load, though ANALYZE's sample, and
+# so a plan, may differ between loads), each against the plain query.
 #
 # Modes (--modes, any of; plain is always run, as the reference):
 #   plain       the query itself, no EXPLAIN
