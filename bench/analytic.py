@@ -58,14 +58,23 @@ MODES = {
               "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
     "profile": ("SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile;",
                 "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
+    # profile with a shorter exact prefix, and with ticks of 2 ms from the start
+    "profile_a5": ("SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; "
+                   "SET LOCAL fasttime.profile_after = 5;",
+                   "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
+    "profile_i2": ("SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; "
+                   "SET LOCAL fasttime.profile_interval = 2;",
+                   "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
 }
-ORDER = ["plain", "timing_off", "stock", "exact", "profile"]
+ORDER = ["plain", "timing_off", "stock", "exact", "profile", "profile_a5", "profile_i2"]
 TITLES = {
     "plain": "plain (no EXPLAIN)",
     "timing_off": "EXPLAIN ANALYZE, TIMING OFF",
     "stock": "stock (`clock_gettime`)",
     "exact": "exact (TSC)",
     "profile": "profile (TSC)",
+    "profile_a5": "profile, `profile_after = 5`",
+    "profile_i2": "profile, `profile_interval = 2`",
 }
 SHAPE_KEYS = ("Node Type", "Strategy", "Partial Mode", "Join Type", "Relation Name", "Alias",
               "Index Name", "Parent Relationship", "Subplan Name", "Scan Direction", "Command",

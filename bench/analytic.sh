@@ -14,6 +14,8 @@
 #               stock instrumentation (as bench/truth.sh's stock)
 #   exact       the same, clock_source = try_tsc, node_timing = exact
 #   profile     the same, clock_source = try_tsc, node_timing = profile
+#   profile_a5  profile with profile_after = 5 (a shorter exact prefix)
+#   profile_i2  profile with profile_interval = 2 (ticks of 2 ms, then 4)
 #
 # Method: a throwaway cluster (fasttime preloaded by absolute path from
 # --so or from a temporary build of this checkout, nothing installed; jit
