@@ -246,7 +246,6 @@ note_query(QueryDesc *queryDesc)
 	qc->tsc_hz_origin = FT_FREQ_NONE;
 	qc->tsc_start = 0;
 	qc->wall_start_ns = 0;
-	qc->start_unread = false;
 	return qc;
 }
 
@@ -375,12 +374,6 @@ choose_timer(QueryDesc *queryDesc, FtTimer *timer, FtProfDecline *declined,
 	return true;
 }
 
-static inline bool
-timer_is_tsc(FtTimer timer)
-{
-	return ft_timer_is_tsc(timer);
-}
-
 /* Put a query's nodes on the wrappers, and say so at DEBUG1 for tests. */
 static int
 wrap_query(QueryDesc *queryDesc, FtTimer timer, const char *when)
@@ -392,11 +385,11 @@ wrap_query(QueryDesc *queryDesc, FtTimer timer, const char *when)
 	n = ft_wrap_query_nodes(queryDesc->planstate,
 							queryDesc->estate->es_subplanstates,
 							timer, &switched, &max_id);
-	if (timer_is_tsc(timer))
+	if (ft_timer_is_tsc(timer))
 		ft_node_timing_stats.last_query_nodes = n;
 	if (!message_level_is_interesting(DEBUG1))
 		return max_id;
-	if (timer_is_tsc(timer))
+	if (ft_timer_is_tsc(timer))
 		ereport(DEBUG1,
 				(errmsg_internal("fasttime: %d plan nodes timed with the TSC in %s at %s (%d switched)",
 								 n, IsParallelWorker() ? "parallel worker" : "backend",
@@ -440,7 +433,7 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	wrapped = choose_timer(queryDesc, &timer, &declined, &est_calls);
 	if (wrapped)
 	{
-		if (timer_is_tsc(timer))
+		if (ft_timer_is_tsc(timer))
 		{
 			if (!IsParallelWorker())
 				ft_publish_facts();
@@ -479,11 +472,11 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	qc->has_frames = has_frames;
 	qc->prof_declined = declined;
 	qc->est_calls = est_calls;
-	qc->tsc = wrapped && timer_is_tsc(timer);
+	qc->tsc = wrapped && ft_timer_is_tsc(timer);
 	if (wrapped && ft_timer_is_profiled(timer))
 		qc->prof = ft_prof_query_create(queryDesc->planstate,
 										queryDesc->estate->es_subplanstates,
-										max_id + 1, timer_is_tsc(timer),
+										max_id + 1, ft_timer_is_tsc(timer),
 										queryDesc->estate->es_query_cxt);
 	if (qc->tsc)
 	{
@@ -494,7 +487,6 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 			/* nested: start from the last stamp; check_clocks judges */
 			qc->tsc_start = last_stamp_tsc;
 			qc->wall_start_ns = last_stamp_wall_ns;
-			qc->start_unread = true;
 #ifdef FASTTIME_FAULT_INJECTION
 			ft_fault_stamps_reused++;
 #endif

@@ -73,8 +73,6 @@ typedef struct FtQueryClock
 	int64_t		tsc_ns;			/* when checked */
 	double		tsc_hz;			/* the frequency converting its ticks */
 	FtFreqOrigin tsc_hz_origin; /* where that frequency came from */
-	bool		start_unread;	/* started from the last stamp unread (nested:
-								 * see ft_ExecutorStart) */
 	uint64_t	tsc_start;		/* both clocks at start, when tsc */
 	int64_t		wall_start_ns;
 } FtQueryClock;
