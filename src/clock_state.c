@@ -277,16 +277,9 @@ ft_follow_core(FtClockSetting setting, const FtDecision *d)
 const FtDecision *
 ft_get_decision(FtClockSetting setting)
 {
-	const FtClockFacts *facts = ft_get_facts();
-
+	(void) ft_get_facts();
 	ft_recheck_kernel_clocksource();
-	Assert(setting >= 0 && setting < lengthof(ft_decisions));
-	if (!ft_decided[setting])
-	{
-		ft_decide(facts, setting, &ft_decisions[setting]);
-		ft_decided[setting] = true;
-	}
-	return ft_follow_core(setting, &ft_decisions[setting]);
+	return ft_follow_core(setting, ft_get_decision_nocheck(setting));
 }
 
 /*
@@ -369,11 +362,29 @@ ft_clock_backend_disagreed(void)
 }
 
 /*
+ * Set one of the hidden settings parallel workers adopt, as an override
+ * that no rollback or RESET undoes; only fasttime may set them.
+ */
+static void
+publish_setting(const char *name, const char *value)
+{
+	ft_publishing_facts = true;
+	PG_TRY();
+	{
+		SetConfigOption(name, value, PGC_SUSET, PGC_S_OVERRIDE);
+	}
+	PG_FINALLY();
+	{
+		ft_publishing_facts = false;
+	}
+	PG_END_TRY();
+}
+
+/*
  * Put what the parallel workers must know of this backend's clock checks
  * (it fell back, or it reported a disagreement) into
- * fasttime.leader_clock_check, as an override that no rollback or RESET
- * undoes.  Where no setting may be changed now, the next query's start
- * does it.
+ * fasttime.leader_clock_check.  Where no setting may be changed now, the
+ * next query's start does it.
  */
 void
 ft_publish_clock_check(void)
@@ -393,17 +404,7 @@ ft_publish_clock_check(void)
 		IsInParallelMode() || !IsTransactionState())
 		return;
 
-	ft_publishing_facts = true;
-	PG_TRY();
-	{
-		SetConfigOption("fasttime.leader_clock_check", buf,
-						PGC_SUSET, PGC_S_OVERRIDE);
-	}
-	PG_FINALLY();
-	{
-		ft_publishing_facts = false;
-	}
-	PG_END_TRY();
+	publish_setting("fasttime.leader_clock_check", buf);
 }
 
 /*
@@ -451,17 +452,7 @@ ft_publish_facts(void)
 	if (ft_facts_faults() && ft_facts_faults()->mangle_published)
 		ft_facts_faults()->mangle_published(buf, sizeof(buf));
 #endif
-	ft_publishing_facts = true;
-	PG_TRY();
-	{
-		SetConfigOption("fasttime.leader_facts", buf,
-						PGC_SUSET, PGC_S_OVERRIDE);
-	}
-	PG_FINALLY();
-	{
-		ft_publishing_facts = false;
-	}
-	PG_END_TRY();
+	publish_setting("fasttime.leader_facts", buf);
 }
 
 
