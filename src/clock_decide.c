@@ -19,25 +19,6 @@
 #include "ticks.h"
 
 /*
- * Is word one of the space-separated words of list?  The kernel lists
- * clocksources that way, and "tsc-early" must not count as "tsc".
- */
-static bool
-has_word(const char *list, const char *word)
-{
-	size_t		len = strlen(word);
-	const char *p = list;
-
-	while ((p = strstr(p, word)) != NULL)
-	{
-		if ((p == list || p[-1] == ' ') && (p[len] == '\0' || p[len] == ' '))
-			return true;
-		p += len;
-	}
-	return false;
-}
-
-/*
  * The counter the facts describe, as reasons and messages name it: "TSC"
  * on x86-64, "arch counter (CNTVCT_EL0)" on aarch64.  Taken from the facts
  * rather than the build so that unit tests can decide for either
@@ -238,13 +219,13 @@ ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
 					snprintf(out->reason, sizeof(out->reason),
 							 "auto chose clock_gettime because the kernel clocksource is \"%s\", not the architected counter (\"arch_sys_counter\")%s; set fasttime.clock_source = tsc to use the arch counter (CNTVCT_EL0) anyway",
 							 facts->kernel_clocksource,
-							 !has_word(facts->kernel_available, ccs) ?
+							 !ft_list_has_word(facts->kernel_available, ccs) ?
 							 ", which the kernel does not offer" : "");
 				else
 					snprintf(out->reason, sizeof(out->reason),
 							 "auto chose clock_gettime because the kernel uses clocksource \"%s\", not \"tsc\"%s; set fasttime.clock_source = tsc to use the TSC anyway",
 							 facts->kernel_clocksource,
-							 !has_word(facts->kernel_available, "tsc") ?
+							 !ft_list_has_word(facts->kernel_available, "tsc") ?
 							 " and has rejected the TSC (it is not among the available clocksources)" : "");
 				return;
 			}

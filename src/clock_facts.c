@@ -148,9 +148,9 @@ ft_choose_frequency(FtClockFacts *f)
 			 "neither the CPU nor the hypervisor reports the TSC frequency; calibrated against CLOCK_MONOTONIC_RAW");
 }
 
-/* Is word one of the space-separated words of list? */
-static bool
-list_has_word(const char *list, const char *word)
+/* Is word one of list's words (space or tab separated)?  Not "tsc-early". */
+bool
+ft_list_has_word(const char *list, const char *word)
 {
 	size_t		len = strlen(word);
 	const char *p = list;
@@ -182,10 +182,10 @@ ft_parse_cpu_flags(const char *flags, FtClockFacts *f)
 		f->kernel_rdtscp = false;
 	if (flags == NULL)
 		return;
-	f->kernel_tsc = list_has_word(flags, "tsc");
-	f->kernel_constant_tsc = list_has_word(flags, "constant_tsc");
-	f->kernel_nonstop_tsc = list_has_word(flags, "nonstop_tsc");
-	f->kernel_rdtscp = list_has_word(flags, "rdtscp");
+	f->kernel_tsc = ft_list_has_word(flags, "tsc");
+	f->kernel_constant_tsc = ft_list_has_word(flags, "constant_tsc");
+	f->kernel_nonstop_tsc = ft_list_has_word(flags, "nonstop_tsc");
+	f->kernel_rdtscp = ft_list_has_word(flags, "rdtscp");
 }
 
 /* Append one sentence to the CPU flags note. */

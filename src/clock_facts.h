@@ -117,6 +117,9 @@ extern void ft_parse_cpu_flags(const char *flags, FtClockFacts *facts);
  */
 extern void ft_merge_cpu_flags(FtClockFacts *facts);
 
+/* Is word one of list's words (a kernel's list of flags or clocksources)? */
+extern bool ft_list_has_word(const char *list, const char *word);
+
 #ifdef FASTTIME_FAULT_INJECTION
 /*
  * Fault builds only: hooks into fact gathering, which
