@@ -101,35 +101,11 @@ ft_core_ns_per_tick(void)
 }
 #else
 #define FT_HAVE_CORE_CLOCK_SOURCE 0
-static inline const char *
-ft_core_timing_clock_source(void)
-{
-	return NULL;
-}
-
-static inline int
-ft_core_timing_clock_source_id(void)
-{
-	return -1;
-}
-
-static inline bool
-ft_core_tsc_enabled(void)
-{
-	return false;
-}
-
-static inline int32
-ft_core_tsc_frequency_khz(void)
-{
-	return 0;
-}
-
-static inline double
-ft_core_ns_per_tick(void)
-{
-	return 0.0;
-}
+#define ft_core_timing_clock_source() ((const char *) NULL)
+#define ft_core_timing_clock_source_id() (-1)
+#define ft_core_tsc_enabled() false
+#define ft_core_tsc_frequency_khz() ((int32) 0)
+#define ft_core_ns_per_tick() 0.0
 #endif
 
 /*
