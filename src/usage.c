@@ -27,19 +27,17 @@ WalUsage	ft_usage_wal;
 bool		ft_derived_usage = true;
 
 /*
- * The buffer counters moved since the last transition: add the growth to
- * every frame on the chain that counts buffers, lane by lane (compat.h),
- * and remember the counters.  A derived frame is linked only for the
- * profiler and gets its totals from its parent's (ft_usage_derive).
+ * The counters moved since the last transition: add the growth to every
+ * frame on the chain that counts them, lane by lane (compat.h), and
+ * remember the counters.  A derived frame is linked only for the profiler
+ * and gets its totals from its parent's (ft_usage_derive).
  */
-void
-ft_usage_credit_buf(void)
+static pg_attribute_always_inline void
+ft_usage_credit(int64 *g, int64 *s, const int lanes, const bool wal)
 {
-	int64		d[FT_BUFUSAGE_LANES];
-	int64	   *g = (int64 *) &pgBufferUsage;
-	int64	   *s = (int64 *) &ft_usage_buf;
+	int64		d[Max(FT_BUFUSAGE_LANES, FT_WALUSAGE_LANES)];
 
-	for (int i = 0; i < (int) FT_BUFUSAGE_LANES; i++)
+	for (int i = 0; i < lanes; i++)
 	{
 		d[i] = g[i] - s[i];
 		s[i] = g[i];
@@ -48,38 +46,30 @@ ft_usage_credit_buf(void)
 	{
 		int64	   *acc;
 
-		if (!FT_INSTR_NEED_BUFUSAGE(&f->instr) || f->usage_from != NULL)
+		if (!(wal ? FT_INSTR_NEED_WALUSAGE(&f->instr) :
+			  FT_INSTR_NEED_BUFUSAGE(&f->instr)) || f->usage_from != NULL)
 			continue;
-		acc = (int64 *) FT_INSTR_BUFUSAGE(&f->instr);
-		for (int i = 0; i < (int) FT_BUFUSAGE_LANES; i++)
+		acc = wal ? (int64 *) FT_INSTR_WALUSAGE(&f->instr) :
+			(int64 *) FT_INSTR_BUFUSAGE(&f->instr);
+		for (int i = 0; i < lanes; i++)
 			acc[i] += d[i];
-		ft_bufusage_normalize(FT_INSTR_BUFUSAGE(&f->instr));
+		if (!wal)
+			ft_bufusage_normalize(FT_INSTR_BUFUSAGE(&f->instr));
 	}
 }
 
-/* The same for the WAL counters. */
+void
+ft_usage_credit_buf(void)
+{
+	ft_usage_credit((int64 *) &pgBufferUsage, (int64 *) &ft_usage_buf,
+					FT_BUFUSAGE_LANES, false);
+}
+
 void
 ft_usage_credit_wal(void)
 {
-	int64		d[FT_WALUSAGE_LANES];
-	int64	   *g = (int64 *) &pgWalUsage;
-	int64	   *s = (int64 *) &ft_usage_wal;
-
-	for (int i = 0; i < (int) FT_WALUSAGE_LANES; i++)
-	{
-		d[i] = g[i] - s[i];
-		s[i] = g[i];
-	}
-	for (FtUsageFrame *f = ft_chain_top; f != NULL; f = f->caller)
-	{
-		int64	   *acc;
-
-		if (!FT_INSTR_NEED_WALUSAGE(&f->instr) || f->usage_from != NULL)
-			continue;
-		acc = (int64 *) FT_INSTR_WALUSAGE(&f->instr);
-		for (int i = 0; i < (int) FT_WALUSAGE_LANES; i++)
-			acc[i] += d[i];
-	}
+	ft_usage_credit((int64 *) &pgWalUsage, (int64 *) &ft_usage_wal,
+					FT_WALUSAGE_LANES, true);
 }
 
 /* A walk over one query's plan, each node once (as node_wrappers.c's). */
@@ -188,8 +178,7 @@ ft_usage_frame_query(PlanState *planstate, List *subplanstates, EState *estate,
 
 	*has_frames = all_nodes ||
 		(estate->es_instrument & (INSTRUMENT_BUFFERS | INSTRUMENT_WAL)) != 0;
-	if (!all_nodes &&
-		(estate->es_instrument & (INSTRUMENT_BUFFERS | INSTRUMENT_WAL)) == 0)
+	if (!*has_frames)
 		return NULL;
 	memset(&w, 0, sizeof(w));
 	w.estate = estate;
