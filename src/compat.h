@@ -228,17 +228,6 @@ ft_instr_time_add_units(instr_time *t, uint64 units)
 #endif
 }
 
-static inline void
-ft_instr_time_add_ns(instr_time *t, uint64 ns)
-{
-#if PG_VERSION_NUM >= 190000
-	ft_instr_time_add_units(t, ft_ticks_to_ns(&ft_instr_units.ns,
-											  (int64) Min(ns, (uint64) PG_INT64_MAX)));
-#else
-	ft_instr_time_add_units(t, ns);
-#endif
-}
-
 /*
  * Add a difference of two of fasttime's TSC reads, converted to the unit
  * of instr_time for the query running now (see FtInstrUnits).
