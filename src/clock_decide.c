@@ -3,10 +3,8 @@
  * clock_decide.c
  *	  The clock source decision: facts in, choice and reason out.
  *
- * Nothing here touches hardware or the server, so every branch can be
- * exercised by unit tests with made-up facts.  The reasons are written for
- * a DBA reading SHOW output or the server log: they name the condition that
- * decided, and what to do about it where there is something to do.
+ * Pure, so unit tests exercise every branch with made-up facts.  The
+ * reasons name the condition that decided, and what to do about it.
  *
  * src/clock_decide.c
  *
@@ -18,43 +16,14 @@
 #include "clock_decide.h"
 #include "ticks.h"
 
-/*
- * Is word one of the space-separated words of list?  The kernel lists
- * clocksources that way, and "tsc-early" must not count as "tsc".
- */
-static bool
-has_word(const char *list, const char *word)
-{
-	size_t		len = strlen(word);
-	const char *p = list;
-
-	while ((p = strstr(p, word)) != NULL)
-	{
-		if ((p == list || p[-1] == ' ') && (p[len] == '\0' || p[len] == ' '))
-			return true;
-		p += len;
-	}
-	return false;
-}
-
-/*
- * The counter the facts describe, as reasons and messages name it: "TSC"
- * on x86-64, "arch counter (CNTVCT_EL0)" on aarch64.  Taken from the facts
- * rather than the build so that unit tests can decide for either
- * architecture on any machine.
- */
+/* The counter as messages name it (from the facts, for the unit tests). */
 const char *
 ft_counter_name(const FtClockFacts *facts)
 {
 	return facts->is_aarch64 ? "arch counter (CNTVCT_EL0)" : "TSC";
 }
 
-/*
- * The kernel clocksource that reads the same counter: the kernel has
- * checked it (synchronised across CPUs, no watchdog drift) only when it
- * uses it itself.  On aarch64 that is the generic timer driver's
- * "arch_sys_counter".
- */
+/* The kernel clocksource that reads the same counter. */
 const char *
 ft_counter_clocksource(const FtClockFacts *facts)
 {
@@ -62,21 +31,11 @@ ft_counter_clocksource(const FtClockFacts *facts)
 }
 
 /*
- * Is the counter usable for timing at all?  This is the bar the explicit
- * settings "tsc" and "try_tsc" must clear: a counter that exists, ticks at a
- * constant rate whatever the CPU's power state (invariant), and whose
- * frequency we know and can convert exactly.  Without all three, converted times would be wrong,
- * and a wrong time is worse than a slow one.
- *
- * The kernel's opinion is deliberately not part of this: a user who asks
- * for the TSC explicitly may know better than a kernel booted with
- * tsc=unstable.  auto, below, is the conservative one.
- *
- * On aarch64 the architecture guarantees the first two (the generic
- * timer's system counter runs at a fixed frequency in an always-on power
- * domain), so only the frequency can fail there, or a fault injected in
- * a test build.  The lowest frequency is the architecture's (600 MHz for
- * a TSC, 1 MHz for the arch counter) or this build's, whichever is higher.
+ * Is the counter usable for timing at all (the bar of "tsc" and
+ * "try_tsc")?  It must exist, be invariant, and have a frequency we know
+ * and convert exactly: a wrong time is worse than a slow one.  The
+ * kernel's opinion is left to auto: a user asking for the TSC may know
+ * better than a kernel booted with tsc=unstable.
  */
 bool
 ft_tsc_usable(const FtClockFacts *facts, char *why, size_t whylen)
@@ -140,17 +99,9 @@ ft_tsc_usable(const FtClockFacts *facts, char *why, size_t whylen)
  *	clock_gettime: always the stock clock.
  *	tsc:		   the counter if usable; otherwise refused (the caller errors).
  *	try_tsc:	   the counter if usable; otherwise clock_gettime, saying why.
- *	auto:		   the counter only if usable, the kernel itself uses it as its
- *				   clocksource (so it survived the kernel's own checks for
- *				   synchronisation across CPUs and watchdog drift), and a
- *				   counter read measured clearly cheaper than clock_gettime
- *				   (a trapping TSC would save nothing).
- *
- * The counter is the TSC on x86-64 and the arch counter (CNTVCT_EL0) on
- * aarch64, whose kernel clocksource is "arch_sys_counter".  Under
- * qemu-user emulation of aarch64 the kernel is the x86 host's, whose
- * clocksource is never arch_sys_counter: there auto keeps clock_gettime,
- * and tsc or try_tsc exercise the emulated counter.
+ *	auto:		   the counter only if usable, the kernel's own clocksource
+ *				   (so it passed the kernel's checks), and a read clearly
+ *				   cheaper than clock_gettime (a trapping TSC saves nothing).
  */
 void
 ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
@@ -174,12 +125,7 @@ ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
 
 	usable = ft_tsc_usable(facts, why, sizeof(why));
 
-	/*
-	 * tsc and try_tsc use a usable counter whatever the kernel thinks of it
-	 * (the user asked for it, and each query's clock check still watches
-	 * it); but if the kernel does not, now or after its watchdog switched
-	 * clocksource at run time, the reason says so.
-	 */
+	/* tsc and try_tsc ignore the kernel's choice, but say so */
 	if (facts->kernel_clocksource[0] != '\0' &&
 		strcmp(facts->kernel_clocksource, ccs) != 0)
 		snprintf(kernel_note, sizeof(kernel_note),
@@ -238,13 +184,13 @@ ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
 					snprintf(out->reason, sizeof(out->reason),
 							 "auto chose clock_gettime because the kernel clocksource is \"%s\", not the architected counter (\"arch_sys_counter\")%s; set fasttime.clock_source = tsc to use the arch counter (CNTVCT_EL0) anyway",
 							 facts->kernel_clocksource,
-							 !has_word(facts->kernel_available, ccs) ?
+							 !ft_list_has_word(facts->kernel_available, ccs) ?
 							 ", which the kernel does not offer" : "");
 				else
 					snprintf(out->reason, sizeof(out->reason),
 							 "auto chose clock_gettime because the kernel uses clocksource \"%s\", not \"tsc\"%s; set fasttime.clock_source = tsc to use the TSC anyway",
 							 facts->kernel_clocksource,
-							 !has_word(facts->kernel_available, "tsc") ?
+							 !ft_list_has_word(facts->kernel_available, "tsc") ?
 							 " and has rejected the TSC (it is not among the available clocksources)" : "");
 				return;
 			}

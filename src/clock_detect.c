@@ -3,22 +3,13 @@
  * clock_detect.c
  *	  Detecting this machine's clocks: asking the CPU (CPUID), the kernel
  *	  (/proc/cpuinfo's flags, its clocksource in sysfs) and the clocks
- *	  themselves (the counter's calibration against CLOCK_MONOTONIC_RAW,
- *	  the cost of one read of each clock).  On aarch64 the counter is the
- *	  architected one (CNTVCT_EL0), whose reported frequency is CNTFRQ_EL0:
- *	  calibrated and cross-checked the same way, with no CPUID to read.
+ *	  themselves (calibration against CLOCK_MONOTONIC_RAW, the cost of a
+ *	  read).  On aarch64 the counter is CNTVCT_EL0, with no CPUID.
  *
- * Everything here touches the machine; what is derived from the answers
- * without touching it (the merge of CPUID's and the kernel's views, the
- * frequency chosen) and the facts' image for parallel workers are
- * clock_facts.c's, which this file calls and which calls nothing here.
- *
- * This is slow by design (CPUID traps on virtual machines, calibration
- * spins for tens of milliseconds) and runs once per process tree: in the
- * postmaster when preloaded, otherwise on first need; only the kernel's
- * clocksource is cheap enough to read again (clock_state.c does).  It
- * uses no server facilities so it can also run inside the standalone unit
- * tests.
+ * Everything here touches the machine (what follows from the answers is
+ * clock_facts.c's).  It is slow (CPUID traps on virtual machines,
+ * calibration spins) and runs once per process tree; it uses no server
+ * facilities, so the standalone unit tests run it too.
  *
  * src/clock_detect.c
  *
@@ -50,11 +41,9 @@
 #define CAL_WINDOW_NS		10000000LL	/* 10 ms per window */
 #define CAL_BUDGET_NS		100000000LL /* 100 ms in all */
 /*
- * A slow counter (aarch64: CNTFRQ_EL0 of 19.2 to 62.5 MHz is common) ticks
- * too few times in 10 ms for windows to agree within CAL_AGREE_PPM: a
- * tick either way is 4 ppm of a 25 MHz window.  Windows are stretched
- * to CAL_MIN_WINDOW_TICKS of the reported frequency, at most
- * CAL_MAX_WINDOW_NS, and the budget with them (ten windows).
+ * A slow counter (aarch64's 19.2 to 62.5 MHz) ticks too few times in 10 ms
+ * for windows to agree within CAL_AGREE_PPM: its windows stretch to
+ * CAL_MIN_WINDOW_TICKS, at most CAL_MAX_WINDOW_NS, and the budget with them.
  */
 #define CAL_MIN_WINDOW_TICKS 1000000.0
 #define CAL_MAX_WINDOW_NS	50000000LL	/* 50 ms */
@@ -63,28 +52,19 @@
 #define CAL_BRACKET_TRIES	32
 #define CAL_BRACKET_SLACK	64	/* ticks a bracket may exceed 2x narrowest */
 /*
- * Bounds that do not depend on CLOCK_MONOTONIC_RAW, so that a clock that
- * fails or stops cannot keep calibration spinning: no window may take more
- * than 2e9 ticks (under 4 s at the slowest TSC converted, 0.4 s at 5 GHz;
- * a window is 10 ms), and there are at most 64 windows.
+ * Bounds independent of CLOCK_MONOTONIC_RAW, so that a clock that fails or
+ * stops cannot keep calibration spinning: ticks per window, and windows.
  */
 #define CAL_SPIN_MAX_TICKS	2000000000ULL
 #define CAL_MAX_WINDOWS		64
-/*
- * A slow counter gets a tighter bound, half a second of its reported
- * frequency (2e9 ticks of a 62.5 MHz counter would be 32 s).
- */
+/* a slow counter's bound: half a second at its reported frequency */
 #define CAL_SPIN_MAX_S		0.5
 
 /*
- * A coarse counter, one that two ordered reads in a row often see
- * unchanged (a 25 MHz arch counter; qemu's emulated one moves in steps of
- * a microsecond), pairs each CLOCK_MONOTONIC_RAW read with the moment the
- * counter steps rather than with a bracket's midpoint, which would be
- * uncertain by a whole step; and its windows are CAL_MAX_WINDOW_NS long,
- * so that the few ten nanoseconds a step edge and the clock read are
- * apart stay far below CAL_AGREE_PPM.  CAL_EDGE_SPINS bounds the wait for
- * a step.
+ * A coarse counter (two ordered reads in a row often equal: a 25 MHz arch
+ * counter, qemu's) pairs each clock read with the moment the counter steps
+ * rather than a bracket's midpoint, uncertain by a whole step, and gets
+ * CAL_MAX_WINDOW_NS windows.  CAL_EDGE_SPINS bounds the wait for a step.
  */
 #define CAL_COARSE_PROBES	16
 #define CAL_EDGE_SPINS		1000000
@@ -222,13 +202,8 @@ ordered_read(bool rdtscp)
 
 /*
  * Read CLOCK_MONOTONIC_RAW bracketed between two TSC reads, keeping the
- * narrowest of several tries: a wide bracket means we were interrupted or
- * descheduled in between and the pairing is uncertain by that much.
- *
- * With a coarse counter the first read is the first one after the counter
- * stepped (see CAL_COARSE_PROBES), and is the counter value paired with
- * the clock read: the midpoint of a bracket that is zero or one step wide
- * says nothing finer than a step.
+ * narrowest of several tries (a wide one was interrupted).  A coarse
+ * counter pairs the clock with its first read after a step.
  */
 static void
 bracketed_read(bool rdtscp, bool coarse, uint64_t *tsc, int64_t *ns,
@@ -262,11 +237,7 @@ bracketed_read(bool rdtscp, bool coarse, uint64_t *tsc, int64_t *ns,
 	*width = best_w;
 }
 
-/*
- * Is the counter coarse, i.e. do two ordered reads in a row ever return
- * the same value?  Never for a TSC (an ordered read takes several ticks);
- * often for an arch counter of a few ten MHz.
- */
+/* Do two ordered reads in a row ever return the same value? */
 static bool
 counter_is_coarse(bool rdtscp)
 {
@@ -301,10 +272,7 @@ typedef struct CalWindows
 } CalWindows;
 
 #ifdef __linux__
-/*
- * Pin the process to the CPU it runs on, so that a migration between CPUs
- * whose TSCs differ slightly cannot skew a window; false if it could not.
- */
+/* Pin the process to its CPU, so that a migration cannot skew a window. */
 static bool
 pin_to_current_cpu(cpu_set_t *saved)
 {
@@ -323,10 +291,8 @@ pin_to_current_cpu(cpu_set_t *saved)
 #endif
 
 /*
- * Spin until CLOCK_MONOTONIC_RAW is CAL_WINDOW_NS past ns_prev, rather than
- * sleep: staying on the CPU keeps brackets tight.  A clock that fails or
- * stands still ends the calibration: the note says which, and NULL means
- * the window is complete.
+ * Spin (staying on the CPU keeps brackets tight) until CLOCK_MONOTONIC_RAW
+ * is a window past ns_prev: NULL, or the note on a clock that failed.
  */
 static const char *
 spin_one_window(FtClockFacts *f, int64_t ns_prev, const CalWindows *w)
@@ -351,9 +317,8 @@ spin_one_window(FtClockFacts *f, int64_t ns_prev, const CalWindows *w)
 }
 
 /*
- * Do the last CAL_AGREE_WINDOWS good windows form a chain (each starting
- * where the one before ended) whose rates agree within CAL_AGREE_PPM?  If
- * so, the calibrated rate is the one over their combined span.
+ * Do the last CAL_AGREE_WINDOWS good windows form a chain whose rates
+ * agree within CAL_AGREE_PPM?  Then calibrate over their combined span.
  */
 static bool
 windows_agree(const CalWindows *w, FtClockFacts *f)
@@ -407,17 +372,10 @@ calibration_failure_note(FtClockFacts *f, const CalWindows *w)
 }
 
 /*
- * Calibrate the TSC against CLOCK_MONOTONIC_RAW (not slewed by NTP).
- *
- * Consecutive windows of at least 10 ms are measured with bracketed reads;
- * a window is discarded when either of its brackets is much wider than the
- * narrowest seen (an interrupt or preemption landed inside it: a contended
- * calibration in a prototype was 6 % off for lack of this check).
- * We succeed when the last CAL_AGREE_WINDOWS good windows agree within
- * CAL_AGREE_PPM, and report the rate over their combined span.  All of it
- * must fit in about 100 ms.  The process is pinned to its current CPU
- * meanwhile.  A counter whose reported frequency is low (aarch64) gets
- * longer windows and budget, see CAL_MIN_WINDOW_TICKS.
+ * Calibrate the TSC against CLOCK_MONOTONIC_RAW (not slewed by NTP), pinned
+ * to one CPU, in consecutive windows with bracketed reads, within about
+ * 100 ms.  A window whose brackets are much wider than the narrowest seen
+ * was interrupted and is discarded; windows_agree decides when to stop.
  */
 static void
 ft_calibrate_tsc(FtClockFacts *f)
@@ -519,13 +477,8 @@ read_sysfs_line(const char *path, char *buf, size_t len)
 }
 
 /*
- * The kernel's current clocksource and the ones it still offers; cheap
- * enough (two small sysfs reads, a few microseconds) to repeat now and
- * then, which clock_state.c does to notice the kernel giving up on the
- * TSC.  Returns false, leaving current empty, when the current
- * clocksource cannot be read.  A fault build fakes what was read
- * (FASTTIME_FAULT_CLOCKSOURCE_FILE, FASTTIME_FAULT_FACTS's kernel_*
- * tokens: test/fault/fault_injection.c).
+ * The kernel's current clocksource and the ones it still offers: two small
+ * sysfs reads, cheap enough to repeat.  False when current is unreadable.
  */
 bool
 ft_read_kernel_clocksource(char *current, size_t curlen,
@@ -543,11 +496,7 @@ ft_read_kernel_clocksource(char *current, size_t curlen,
 }
 
 #if FT_HAVE_TSC
-/*
- * Read the "flags" line of /proc/cpuinfo (the first CPU's: the kernel
- * lists the features common to all) into the kernel's view.  A fault
- * build reads FASTTIME_FAULT_CPUINFO_FILE instead, when set.
- */
+/* Read the first "flags" line of /proc/cpuinfo into the kernel's view. */
 static void
 read_kernel_cpu_flags(FtClockFacts *f)
 {
@@ -583,9 +532,8 @@ read_kernel_cpu_flags(FtClockFacts *f)
 #endif
 
 /*
- * Median cost of one read, in ns: time 15 rounds of 1000 reads each with
- * clock_gettime and take the median round, so one interrupt does not
- * count.  The kind selects the clock.
+ * Median cost of one read, in ns: the median of 15 rounds of 1000 reads,
+ * so that one interrupt does not count.
  */
 typedef enum
 {
@@ -633,11 +581,7 @@ measure_read_cost(ReadKind kind)
 }
 
 #if FT_HAVE_ARCH_COUNTER
-/*
- * aarch64: "CPU implementer" of /proc/cpuinfo (MIDR_EL1's implementer
- * byte, e.g. 0x41 Arm, 0xc0 Ampere) as the CPU vendor, when the kernel
- * lists it; under qemu-user the host's /proc/cpuinfo has none.
- */
+/* aarch64: /proc/cpuinfo's "CPU implementer" as the CPU vendor, if any. */
 static void
 read_arm_implementer(FtClockFacts *f)
 {
@@ -663,11 +607,7 @@ read_arm_implementer(FtClockFacts *f)
 }
 #endif
 
-/*
- * Gather every fact.  Safe to call on any platform; on anything but x86-64
- * and aarch64 the counter facts stay false and only the kernel and
- * clock_gettime facts are filled in.
- */
+/* Gather every fact; elsewhere than x86-64 and aarch64, no counter's. */
 void
 ft_detect_clock_facts(FtClockFacts *f)
 {
@@ -698,10 +638,9 @@ ft_detect_clock_facts(FtClockFacts *f)
 				 f->cpuid_tsc ? " (the kernel does not list one)" : "");
 #elif FT_HAVE_ARCH_COUNTER
 	/*
-	 * Linux lets EL0 read CNTVCT_EL0 and CNTFRQ_EL0 on every arm64 system
-	 * (where an erratum forbids the direct read it traps and emulates it,
-	 * which the read cost then shows), so the counter is there; what the
-	 * architecture promises about it is recorded as the "cpuid" view.
+	 * Linux lets EL0 read CNTVCT_EL0 on every arm64 system (trapping it
+	 * where an erratum forbids it): the architecture's promises are the
+	 * "cpuid" view.
 	 */
 	f->is_aarch64 = true;
 	read_arm_implementer(f);

@@ -1,9 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * clock_detect.h
- *	  Detecting this machine's clocks (clock_detect.c): the whole of
- *	  detection, and the kernel's clocksource, which is cheap enough to
- *	  read again.
+ *	  Detecting this machine's clocks (clock_detect.c).
  *
  * src/clock_detect.h
  *
@@ -18,16 +16,10 @@
 
 #include "clock_facts.h"
 
-/*
- * Gather every fact about this machine (slow: CPUID, calibration).  Safe
- * on any platform.
- */
+/* Gather every fact about this machine (slow: CPUID, calibration). */
 extern void ft_detect_clock_facts(FtClockFacts *facts);
 
-/*
- * Read the kernel's current and available clocksources (false when the
- * current one cannot be read); cheap enough to repeat.
- */
+/* Read the kernel's current and available clocksources; cheap. */
 extern bool ft_read_kernel_clocksource(char *current, size_t curlen,
 									   char *available, size_t availlen);
 

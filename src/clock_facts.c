@@ -1,16 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * clock_facts.c
- *	  The facts about this machine's clocks, as data: what follows from
- *	  them without touching the machine -- the merge of CPUID's and the
- *	  kernel's views of the CPU, the choice between a reported frequency
- *	  and the calibrated one, the names shown to users -- and their image,
- *	  which a parallel worker adopts instead of detecting again.
- *
- * clock_detect.c gathers the facts (CPUID, the kernel, calibration) and
- * calls in here; nothing here calls it.  Pure functions of FtClockFacts,
- * no server facilities: the standalone unit tests feed them made-up
- * facts.
+ *	  What follows from the clock facts without touching the machine (the
+ *	  merge of CPUID's and the kernel's views, the frequency chosen, names
+ *	  shown to users), and their image for parallel workers.  Pure, with
+ *	  no server facilities, for the unit tests; clock_detect.c calls in.
  *
  * src/clock_facts.c
  *
@@ -25,11 +19,9 @@
 #include "clock_facts.h"
 
 /*
- * A reported frequency is used only when the calibration confirms it this
- * closely.  The calibration's windows agree within 10 ppm (CAL_AGREE_PPM
- * in clock_detect.c), so a reported value that is right lands well inside
- * 20 ppm; a nominal value (CPUID 0x16 is whole MHz) a few hundred ppm off
- * does not, and using it would make every time that much wrong.
+ * A reported frequency is used only when the calibration (windows agreeing
+ * within 10 ppm) confirms it this closely; a nominal value a few hundred
+ * ppm off would make every time that much wrong.
  */
 #define FREQ_AGREE_PPM		20.0
 
@@ -72,14 +64,10 @@ ft_facts_faults(void)
 #endif
 
 /*
- * Pick the frequency in use.  A value the CPU or hypervisor reports is
- * exact by construction when it is right, but leaf 0x16 is a nominal base
- * frequency that need not equal the TSC rate, and hypervisors have been
- * known to report stale values after migration.  So a reported value is
- * used only when calibration confirms it within FREQ_AGREE_PPM (20 ppm);
- * otherwise the calibration wins and the reason is kept.  On aarch64 the
- * one reported value is CNTFRQ_EL0, which firmware programs (and some
- * has programmed wrong).
+ * Pick the frequency in use.  A reported value is exact when right, but
+ * leaf 0x16 is a nominal base frequency, hypervisors report stale values
+ * after migration and firmware programs CNTFRQ_EL0 wrong: so it is used
+ * only when calibration confirms it, and otherwise the calibration is.
  */
 void
 ft_choose_frequency(FtClockFacts *f)
@@ -148,9 +136,9 @@ ft_choose_frequency(FtClockFacts *f)
 			 "neither the CPU nor the hypervisor reports the TSC frequency; calibrated against CLOCK_MONOTONIC_RAW");
 }
 
-/* Is word one of the space-separated words of list? */
-static bool
-list_has_word(const char *list, const char *word)
+/* Is word one of list's words (space or tab separated)?  Not "tsc-early". */
+bool
+ft_list_has_word(const char *list, const char *word)
 {
 	size_t		len = strlen(word);
 	const char *p = list;
@@ -167,12 +155,9 @@ list_has_word(const char *list, const char *word)
 }
 
 /*
- * The kernel's view of the CPU, from the "flags" line of /proc/cpuinfo.
- * The kernel fills that line from CPUID too, but after masking what it
- * knows not to work: features its hypervisor advertises without
- * delivering, errata, and boot options.  An emulator's CPUID (valgrind's
- * is synthetic) may claim an instruction the real CPU lacks, while
- * /proc/cpuinfo still comes from the real kernel.
+ * The kernel's view of the CPU, from /proc/cpuinfo's "flags" (without the
+ * prefix; NULL: unreadable): CPUID's, masked of what the kernel knows not
+ * to work, or what an emulator's synthetic CPUID claims.
  */
 void
 ft_parse_cpu_flags(const char *flags, FtClockFacts *f)
@@ -182,10 +167,10 @@ ft_parse_cpu_flags(const char *flags, FtClockFacts *f)
 		f->kernel_rdtscp = false;
 	if (flags == NULL)
 		return;
-	f->kernel_tsc = list_has_word(flags, "tsc");
-	f->kernel_constant_tsc = list_has_word(flags, "constant_tsc");
-	f->kernel_nonstop_tsc = list_has_word(flags, "nonstop_tsc");
-	f->kernel_rdtscp = list_has_word(flags, "rdtscp");
+	f->kernel_tsc = ft_list_has_word(flags, "tsc");
+	f->kernel_constant_tsc = ft_list_has_word(flags, "constant_tsc");
+	f->kernel_nonstop_tsc = ft_list_has_word(flags, "nonstop_tsc");
+	f->kernel_rdtscp = ft_list_has_word(flags, "rdtscp");
 }
 
 /* Append one sentence to the CPU flags note. */
@@ -199,17 +184,10 @@ flags_note(FtClockFacts *f, const char *sentence)
 }
 
 /*
- * Combine CPUID's view of the TSC features with the kernel's.  A feature
- * counts only when both report it: the kernel masks what it found not to
- * work (so "CPUID yes, kernel no" means no: executing RDTSCP there can
- * raise SIGILL), and fasttime never uses what the CPU itself does not
- * report (so "CPUID no, kernel yes" means no as well).  Where the kernel's
- * flags cannot be read, CPUID's view stands alone.  The invariant TSC is
- * constant_tsc (constant rate whatever the frequency) and nonstop_tsc
- * (keeps counting in deep idle states) in the kernel's words.
- *
- * aarch64 has no such flags: the architecture's view (the counter exists
- * and is invariant, no RDTSCP) is all there is.
+ * Combine CPUID's view of the TSC features with the kernel's: a feature
+ * counts only when both report it (RDTSCP the kernel masked can raise
+ * SIGILL), or CPUID's alone where the kernel's cannot be read.  aarch64
+ * has only the architecture's view.
  */
 void
 ft_merge_cpu_flags(FtClockFacts *f)
@@ -255,20 +233,13 @@ ft_merge_cpu_flags(FtClockFacts *f)
 
 /*
  * Facts travel to parallel workers as a hex image of the structure, tagged
- * "ft2:" and with a hash of the structure's layout: the name, offset and
- * size of every field, the structure's size, and FT_FACTS_FORMAT.
- *
- * Leader and worker normally run the same shared library, but not always:
- * without shared_preload_libraries a worker loads fasttime.so from disk,
- * and after an upgrade that is a newer build than the one its leader
- * loaded.  The worker may adopt the image only if it reads every field the
- * way the leader wrote it, which is exactly what the layout hash decides.
- * A build identifier (__DATE__/__TIME__, a hash of the sources) would
- * instead make reproducible builds differ, and would refuse facts between
- * two builds that agree on every byte.  A change in what a field means
- * without a change in layout must bump FT_FACTS_FORMAT.  Whatever the tag,
- * a worker that cannot adopt the facts times its nodes with clock_gettime;
- * it never fails the query (see clock_state.c).
+ * "ft2:" and with a hash of its layout (every field's name, offset and
+ * size, and FT_FACTS_FORMAT).  Without shared_preload_libraries a worker
+ * loads fasttime.so from disk, maybe a newer build than its leader's: it
+ * may adopt the image only if it reads every field as the leader wrote
+ * it, which is what the layout hash decides (a build identifier would
+ * refuse identical layouts).  A change of a field's meaning must bump
+ * FT_FACTS_FORMAT.
  */
 #define FACTS_TAG "ft2:"
 #define FT_FACTS_FORMAT 4
@@ -300,11 +271,7 @@ fnv1a(uint32_t h, const char *s)
 	return h;
 }
 
-/*
- * The layout hash of this build's FtClockFacts: computed from the
- * compiler's own offsetof/sizeof, so any change of field order, size or
- * type that moves a byte changes it.
- */
+/* The layout hash, from the compiler's own offsetof and sizeof. */
 uint32_t
 ft_facts_layout_hash(void)
 {

@@ -3,11 +3,8 @@
  * clock_facts.h
  *	  What fasttime knows about this machine's clocks.
  *
- * The facts are gathered once (clock_detect.h: CPUID traps to the
- * hypervisor on virtual machines and calibration takes tens of
- * milliseconds) and then only read.  The structure and what is declared
- * here (clock_facts.c) are plain C, so the decision logic and its unit
- * tests can be built without a server.
+ * Gathered once (clock_detect.h), then only read.  Plain C, so the
+ * decision logic and its unit tests build without a server.
  *
  * src/clock_facts.h
  *
@@ -35,22 +32,12 @@ typedef struct FtClockFacts
 {
 	bool		detected;		/* facts have been gathered */
 
-	/*
-	 * CPU.  The counter is the TSC on x86-64 and the architected counter
-	 * CNTVCT_EL0 on aarch64; the fields named tsc describe whichever it is.
-	 */
+	/* CPU; the fields named tsc describe whichever counter it has */
 	bool		is_x86_64;
 	bool		is_aarch64;
 	char		cpu_vendor[16]; /* "GenuineIntel", "AuthenticAMD", ...;
 								 * aarch64: "implementer 0xNN" (MIDR) */
-	/*
-	 * has_tsc, invariant_tsc and rdtscp are what fasttime goes by: CPUID's
-	 * view, and the kernel's where it could be read (see
-	 * ft_merge_cpu_flags).  On aarch64 the architecture guarantees a
-	 * counter at a constant rate that keeps counting in every power state,
-	 * so has_tsc, invariant_tsc and their cpuid_ views are true, and there
-	 * is no RDTSCP (rdtscp false, ordered reads are ISB;MRS).
-	 */
+	/* what fasttime goes by: CPUID's view and the kernel's, merged */
 	bool		has_tsc;
 	bool		invariant_tsc;
 	bool		rdtscp;
@@ -97,38 +84,24 @@ typedef struct FtClockFacts
 	double		ns_per_read_tsc_ordered;
 } FtClockFacts;
 
-/*
- * Choose the frequency in use (tsc_hz, tsc_hz_origin, disagreement_ppm,
- * frequency_note) from the reported candidates and the calibration.  Part
- * of detection; exposed so unit tests can feed it made-up facts.
- */
+/* parts of detection that the unit tests feed made-up facts */
 extern void ft_choose_frequency(FtClockFacts *facts);
-
-/*
- * Set the kernel's view of the CPU (kernel_flags_read, kernel_tsc, ...)
- * from the "flags" line of /proc/cpuinfo, given without its "flags :"
- * prefix; NULL means it could not be read.  Pure, for unit tests.
- */
 extern void ft_parse_cpu_flags(const char *flags, FtClockFacts *facts);
-
-/*
- * Set has_tsc, invariant_tsc, rdtscp and cpu_flags_note from CPUID's view
- * and the kernel's.  Pure, for unit tests.
- */
 extern void ft_merge_cpu_flags(FtClockFacts *facts);
+
+/* Is word one of list's words (a kernel's list of flags or clocksources)? */
+extern bool ft_list_has_word(const char *list, const char *word);
 
 #ifdef FASTTIME_FAULT_INJECTION
 /*
- * Fault builds only: hooks into fact gathering, which
- * test/fault/fault_injection.c registers (ft_fault_register), so that
- * clock_detect.c calls nothing of it by name and the dependency runs one
- * way.  The product build has no hooks at all.
+ * Fault builds only: hooks into fact gathering that fault_injection.c
+ * registers, so that the dependency runs one way.
  */
 typedef struct FtFactsFaults
 {
 	/* degrade the detected facts per FASTTIME_FAULT_FACTS */
 	void		(*apply_facts) (FtClockFacts *facts);
-	/* fake the kernel's clocksource read from sysfs (see fault_injection.c) */
+	/* fake the kernel's clocksource read from sysfs */
 	void		(*fake_kernel_clocksource) (char *current, size_t curlen,
 											char *available, size_t availlen);
 	/* the file to read the kernel's CPU flags from, or NULL for /proc */
@@ -145,18 +118,13 @@ extern const FtFactsFaults *ft_facts_faults(void);
 extern const char *ft_freq_origin_name(FtFreqOrigin origin);
 
 /*
- * Serialize the facts to a string and back, so a parallel worker that
- * loaded the library itself can adopt its leader's facts instead of
- * measuring again.  ft_facts_parse returns false on a malformed string.
+ * The facts as a string and back, tagged with the hash of this build's
+ * layout, for parallel workers (clock_facts.c).
  */
 extern void ft_facts_serialize(const FtClockFacts *facts, char *buf,
 							   size_t buflen);
 extern bool ft_facts_parse(const char *str, FtClockFacts *facts);
 
-/*
- * The hash of this build's FtClockFacts layout that tags serialized facts
- * ("ft2:<8 hex digits>:"); a build with another layout cannot parse them.
- */
 extern uint32_t ft_facts_layout_hash(void);
 
 #endif							/* FASTTIME_CLOCK_FACTS_H */

@@ -4,29 +4,15 @@
  *	  This process's view of the clocks: the facts, the decision for each
  *	  setting, and the tick conversion the node wrappers use.
  *
- * The facts about the machine's clocks are gathered once per process tree:
- * in the postmaster when fasttime is in shared_preload_libraries (every
- * backend and worker inherits them through fork), otherwise on first need
- * in each backend.  A parallel worker never measures: it adopts its
- * leader's facts, which travel in the hidden setting fasttime.leader_facts
- * along with the rest of the leader's GUC state.
- *
- * The kernel's verdict on the TSC can change while the server runs: its
- * watchdog may mark the TSC unstable and switch to another clocksource.
- * The decisions are therefore not final: at most once a second, when a
- * decision is asked for, the kernel's current clocksource is read again,
- * and a change makes every decision be taken afresh (auto then stops using
- * the TSC as soon as the kernel does).
- *
- * A backend whose TSC keeps disagreeing with clock_gettime over its
- * queries (node_timing.c compares them) gives the TSC up for the rest of
- * its life, whatever fasttime.clock_source says: ft_clock_fall_back.  Its
- * parallel workers learn that, and whether it has seen a disagreement at
- * all, from the hidden setting fasttime.leader_clock_check, as they learn
- * its facts.
- *
- * The settings file (fasttime.c) defines the GUCs over the variables
- * declared here; nothing here depends on it.
+ * The facts are gathered once per process tree: in the postmaster when
+ * preloaded (children inherit them), otherwise on first need.  A parallel
+ * worker never measures: it adopts its leader's facts, and what its
+ * leader's clock checks found, from hidden settings that travel with the
+ * leader's GUC state.  The decisions are taken afresh when the kernel
+ * switches clocksource (its watchdog may give up on the TSC), and a
+ * backend whose TSC keeps disagreeing with clock_gettime gives it up for
+ * good (ft_clock_fall_back).  fasttime.c defines the settings over the
+ * variables here.
  *
  * src/clock_state.c
  *
@@ -71,10 +57,7 @@ static bool ft_auto_used_tsc = false;
 /* this process has logged auto giving up the TSC (see recheck) */
 static bool ft_kernel_switch_logged = false;
 
-/*
- * Why this process times plan nodes with clock_gettime whatever the
- * setting (ft_clock_fall_back); empty while it does not.
- */
+/* why this process fell back to clock_gettime for good; "" if it did not */
 static char ft_fallback_reason[512] = "";
 
 /* this backend has reported a disagreement of the clocks */
@@ -110,11 +93,7 @@ ft_coarse_now_ns(void)
 	return (int64) ts.tv_sec * FT_NS_PER_SEC + ts.tv_nsec;
 }
 
-/*
- * A parallel worker without its leader's facts: no TSC (so its nodes are
- * timed with clock_gettime, correct and merely not cheaper), and a note
- * saying why, shown by fasttime_status().
- */
+/* A parallel worker without its leader's facts: no TSC, and a note why. */
 static void
 ft_facts_not_received(const char *note)
 {
@@ -126,11 +105,9 @@ ft_facts_not_received(const char *note)
 }
 
 /*
- * The facts, detected on first use.  A parallel worker that has not been
- * handed its leader's facts does not calibrate (that is slow, and
- * calibration under the load a parallel query creates is exactly when it
- * goes wrong); it reports the TSC as unusable, which makes it time nodes
- * with clock_gettime -- correct, just not cheaper.
+ * The facts, detected on first use.  A parallel worker that was not handed
+ * its leader's facts does not calibrate (slow, and unreliable under a
+ * parallel query's load): its nodes are timed with clock_gettime.
  */
 const FtClockFacts *
 ft_get_facts(void)
@@ -154,11 +131,7 @@ ft_get_facts(void)
 	return &ft_facts;
 }
 
-/*
- * Whether this process has its facts already, so that asking for them
- * costs nothing: the check of fasttime.clock_source must not calibrate
- * where it runs on every call of a function.
- */
+/* Has this process its facts already (so that asking costs nothing)? */
 bool
 ft_facts_detected(void)
 {
@@ -166,19 +139,11 @@ ft_facts_detected(void)
 }
 
 /*
- * Read the kernel's current clocksource again if a second has passed
- * since the last read, and take every decision afresh if it changed.
- * Called whenever a decision is asked for, which is at the start of each
- * query that times its nodes (and by fasttime_status() and SHOW): the
- * clock check is a vDSO read of CLOCK_MONOTONIC_COARSE, a few ns; the
- * sysfs read behind it a few microseconds, once a second at most.
- *
- * A clocksource that cannot be read this time keeps the last known value:
- * a transient failure (out of file descriptors) must not flip the choice
- * back and forth.  The change is logged once, at LOG, by a process in
- * which auto had timed queries with the TSC and now stops (or starts
- * again); elsewhere (a new backend, a parallel worker whose leader's facts
- * are older) at DEBUG1, so that the server log is not flooded.
+ * Read the kernel's current clocksource again if a second has passed, and
+ * take every decision afresh if it changed.  An unreadable clocksource
+ * keeps the last value, so a transient failure cannot flip the choice.
+ * The change is logged at LOG only by a process where auto stops (or
+ * resumes) using the TSC it used, so that the server log is not flooded.
  */
 static void
 ft_recheck_kernel_clocksource(void)
@@ -233,10 +198,7 @@ ft_recheck_kernel_clocksource(void)
 		ft_auto_used_tsc = false;
 }
 
-/*
- * The decision for a setting, computed once per set of facts, without
- * looking at the kernel again.
- */
+/* The decision for a setting, once per set of facts, not looking again. */
 static const FtDecision *
 ft_get_decision_nocheck(FtClockSetting setting)
 {
@@ -252,19 +214,12 @@ ft_get_decision_nocheck(FtClockSetting setting)
 }
 
 /*
- * A decision as it stands next to the server's own clock (PostgreSQL 19
- * on, which can time with the TSC itself: timing_clock_source).  auto
- * follows the server's resolved choice: it times plan nodes with the TSC
- * only where the server's TSC clock is in effect and fasttime's own facts
- * accept the TSC, and with clock_gettime otherwise.  tsc and try_tsc use
- * fasttime's TSC even where the server does not (no RDTSCP, a kvm-clock
- * machine), and then write nanoseconds.  The reason says which unit plan
- * node times are written in.  Asked at the start of every query that
- * times its nodes, so the answer is kept until the decisions are taken
- * afresh or the server's setting or its TSC clock changes (any SET can
- * change them): the GUC lookup and the formatting of the reason cost
- * about 150 ns a query, more than the rest of fasttime's set-up of a
- * one-row lookup.  Before 19 the decision is returned as it is.
+ * A decision next to the server's own clock (19 on: timing_clock_source).
+ * auto uses the TSC only where the server's TSC clock is in effect; tsc
+ * and try_tsc use it regardless, writing nanoseconds.  The reason names
+ * the unit node times are written in.  Kept until the decisions or the
+ * server's clock change: formatting it costs more than the rest of a
+ * one-row query's set-up.  Before 19 the decision is returned as it is.
  */
 static const FtDecision *
 ft_follow_core(FtClockSetting setting, const FtDecision *d)
@@ -318,32 +273,19 @@ ft_follow_core(FtClockSetting setting, const FtDecision *d)
 	return f;
 }
 
-/*
- * The decision for a setting, after looking at the kernel's clocksource
- * again if a second has passed.
- */
+/* The decision for a setting, after looking at the kernel again. */
 const FtDecision *
 ft_get_decision(FtClockSetting setting)
 {
-	const FtClockFacts *facts = ft_get_facts();
-
+	(void) ft_get_facts();
 	ft_recheck_kernel_clocksource();
-	Assert(setting >= 0 && setting < lengthof(ft_decisions));
-	if (!ft_decided[setting])
-	{
-		ft_decide(facts, setting, &ft_decisions[setting]);
-		ft_decided[setting] = true;
-	}
-	return ft_follow_core(setting, &ft_decisions[setting]);
+	return ft_follow_core(setting, ft_get_decision_nocheck(setting));
 }
 
 /*
- * The clock plan nodes are timed with right now.  Asking measures the
- * machine the first time (unless the setting is clock_gettime, which needs
- * no facts): the executor asks only for queries that time their nodes.
- * A process that fell back (ft_clock_fall_back) answers clock_gettime
- * without looking at anything else, and makes sure its parallel workers
- * will know (it may have fallen back where no setting could be changed).
+ * The clock plan nodes are timed with right now (measuring the machine the
+ * first time, unless the setting is clock_gettime).  A process that fell
+ * back answers clock_gettime, making sure its workers will know.
  */
 FtClockChoice
 ft_effective_choice(void)
@@ -369,15 +311,9 @@ ft_effective_choice(void)
 }
 
 /*
- * This backend gives the TSC up for good: from now on plan nodes are
- * timed with clock_gettime, whatever fasttime.clock_source says, and
- * fasttime_status(), SHOW fasttime.clock_source_status and EXPLAIN
- * (CLOCK_SOURCE) say why.  Nothing already measured changes.  It is
- * logged once, at LOG (it is the server's business, not the client's),
- * and handed to the parallel workers; a worker never calls this: it falls
- * back only because its leader did (ft_adopt_leader_clock_check),
- * silently.  The first reason stays.  why is a phrase, as the decisions'
- * reasons are.
+ * This backend gives the TSC up for good, whatever fasttime.clock_source
+ * says; why (a phrase) is logged once at LOG, kept for fasttime_status()
+ * and EXPLAIN, and handed to the parallel workers, which never call this.
  */
 void
 ft_clock_fall_back(const char *why)
@@ -398,10 +334,7 @@ ft_clock_fall_back(const char *why)
 	ft_publish_clock_check();
 }
 
-/*
- * Why this process fell back to clock_gettime for good, or NULL if it did
- * not: for fasttime_status() and EXPLAIN (CLOCK_SOURCE).
- */
+/* Why this process fell back to clock_gettime for good, or NULL. */
 const char *
 ft_clock_fallback_reason(void)
 {
@@ -409,9 +342,8 @@ ft_clock_fallback_reason(void)
 }
 
 /*
- * The clock check of a query of this backend found the clocks disagreeing
- * (node_timing.c): its parallel workers are to know, so as to report
- * theirs to the server log only (ft_clock_backend_disagreed).
+ * A query's clock check found the clocks disagreeing: the parallel workers
+ * are to know, so as to report theirs to the server log only.
  */
 void
 ft_clock_disagreed(void)
@@ -422,10 +354,7 @@ ft_clock_disagreed(void)
 	ft_publish_clock_check();
 }
 
-/*
- * Has this backend reported a disagreement of the clocks already?  In a
- * parallel worker: had its leader, when the worker started?
- */
+/* Has this backend (a worker's leader) reported a disagreement already? */
 bool
 ft_clock_backend_disagreed(void)
 {
@@ -433,17 +362,29 @@ ft_clock_backend_disagreed(void)
 }
 
 /*
- * Put what this backend's parallel workers must know of its clock checks
- * into fasttime.leader_clock_check, which travels to them with the rest of
- * its GUC state: whether it fell back to clock_gettime (then they time
- * their nodes with clock_gettime too, or the fallback would stop at the
- * Gather), or else whether it has reported a disagreement (then a
- * worker's is no news to the client).  Set as an override, which makes it
- * the setting's reset value and outlives a rollback of the transaction
- * (a user can neither set nor reset it away).  Called when that changes;
- * where no setting may be changed then (a query nested in a parallel
- * query, say), it is done when the next query starts.  Cheap when the
- * value is in place.
+ * Set one of the hidden settings parallel workers adopt, as an override
+ * that no rollback or RESET undoes; only fasttime may set them.
+ */
+static void
+publish_setting(const char *name, const char *value)
+{
+	ft_publishing_facts = true;
+	PG_TRY();
+	{
+		SetConfigOption(name, value, PGC_SUSET, PGC_S_OVERRIDE);
+	}
+	PG_FINALLY();
+	{
+		ft_publishing_facts = false;
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Put what the parallel workers must know of this backend's clock checks
+ * (it fell back, or it reported a disagreement) into
+ * fasttime.leader_clock_check.  Where no setting may be changed now, the
+ * next query's start does it.
  */
 void
 ft_publish_clock_check(void)
@@ -463,23 +404,12 @@ ft_publish_clock_check(void)
 		IsInParallelMode() || !IsTransactionState())
 		return;
 
-	ft_publishing_facts = true;
-	PG_TRY();
-	{
-		SetConfigOption("fasttime.leader_clock_check", buf,
-						PGC_SUSET, PGC_S_OVERRIDE);
-	}
-	PG_FINALLY();
-	{
-		ft_publishing_facts = false;
-	}
-	PG_END_TRY();
+	publish_setting("fasttime.leader_clock_check", buf);
 }
 
 /*
  * A parallel worker takes over what its leader published of its clock
- * checks (ft_publish_clock_check).  A value this build does not know is
- * ignored: the worker then reports and times as a fresh backend would.
+ * checks; a value this build does not know is ignored.
  */
 void
 ft_adopt_leader_clock_check(const char *value)
@@ -500,12 +430,8 @@ ft_adopt_leader_clock_check(const char *value)
 }
 
 /*
- * Make this backend's facts part of its GUC state, so parallel workers
- * started from it can adopt them.  Cheap when already done; the value can
- * be lost to a transaction rollback, in which case it is simply set again
- * before the next timed query.  What its workers must know of its clock
- * checks, if it could not be published when it changed, is published
- * here too.
+ * Make this backend's facts (and any clock check not yet published) part
+ * of its GUC state for its parallel workers; cheap when done already.
  */
 void
 ft_publish_facts(void)
@@ -526,28 +452,15 @@ ft_publish_facts(void)
 	if (ft_facts_faults() && ft_facts_faults()->mangle_published)
 		ft_facts_faults()->mangle_published(buf, sizeof(buf));
 #endif
-	ft_publishing_facts = true;
-	PG_TRY();
-	{
-		SetConfigOption("fasttime.leader_facts", buf,
-						PGC_SUSET, PGC_S_OVERRIDE);
-	}
-	PG_FINALLY();
-	{
-		ft_publishing_facts = false;
-	}
-	PG_END_TRY();
+	publish_setting("fasttime.leader_facts", buf);
 }
 
 
 /*
- * A parallel worker adopts the facts its leader published.  Returns false
- * when they cannot be parsed (malformed, or written by a build of fasttime
- * with another layout of the facts: a worker loads fasttime.so from disk,
- * which an upgrade may have replaced since its leader loaded it).  Facts
- * this process already has (inherited from a preloading postmaster) are
- * then kept; otherwise the worker has none, and times its nodes with
- * clock_gettime.  Either way the query goes on.
+ * A parallel worker adopts the facts its leader published.  False when
+ * they cannot be parsed (another build's: clock_facts.c); facts it has
+ * are then kept, or else it times with clock_gettime.  Either way the
+ * query goes on.
  */
 bool
 ft_adopt_leader_facts(const char *serialized)
@@ -568,10 +481,8 @@ ft_adopt_leader_facts(const char *serialized)
 }
 
 /*
- * A message text as a sentence for errdetail: first letter capitalized,
- * a period at the end.  The decisions' reasons are phrases (they also
- * follow "Timing Source: clock_gettime (" in EXPLAIN); PostgreSQL's
- * message style wants the DETAIL as full sentences.
+ * A reason (a phrase, as EXPLAIN prints it) as a sentence for errdetail:
+ * first letter capitalized, a period at the end.
  */
 char *
 ft_sentence(const char *text)

@@ -18,9 +18,7 @@
 extern int	ft_clock_setting;	/* fasttime.clock_source, an FtClockSetting */
 extern char *ft_leader_facts;	/* fasttime.leader_facts */
 extern char *ft_leader_clock_check;	/* fasttime.leader_clock_check */
-extern bool ft_publishing_facts;	/* ft_publish_facts or
-									 * ft_publish_clock_check is setting
-									 * one of them */
+extern bool ft_publishing_facts;	/* fasttime is setting one of them */
 
 extern FtTickConv ft_conv;		/* TSC conversion in use by the node wrappers */
 extern bool ft_clock_fell_back;	/* this process gave the TSC up for good */

@@ -4,18 +4,8 @@
  *	  Everything that differs between the PostgreSQL versions fasttime
  *	  builds against.  No other file tests PG_VERSION_NUM.
  *
- * What was compared, 15 against 17 and 18 (headers, and 18's executor
- * sources): struct Instrumentation is identical; InstrStartNode,
- * InstrStopNode (tuple count, first-tuple time, async_mode rule),
- * InstrEndLoop, ExecProcNodeFirst and ExecProcNodeInstr behave the same.
- * BufferUsage renamed its block I/O times in 17 and WalUsage gained
- * wal_buffers_full in 18 (and wal_fpi_bytes in 19), but the node wrappers
- * compare and credit both as arrays of 64-bit lanes, never by field name,
- * so they follow each version without help.  What does differ is below: the
- * representation of instr_time (16), planstate_tree_walker becoming a
- * macro with a typed callback (16; our walkers have the right signature
- * for both), the lookup of a setting by name (16), the ExecutorRun hook
- * signature (18) and the EXPLAIN extension API (18).
+ * BufferUsage and WalUsage change fields between versions, but the node
+ * wrappers treat both as arrays of 64-bit lanes, never by field name.
  *
  * src/compat.h
  *
@@ -41,10 +31,8 @@
 #include "ticks.h"
 
 /*
- * A plan node's instrumentation, and the parts of it the node wrappers
- * touch.  Up to 18 everything is in one Instrumentation; from 19 on the
- * timer, buffer and WAL parts are in the NodeInstrumentation's embedded
- * Instrumentation.
+ * A plan node's instrumentation, and the parts the node wrappers touch:
+ * from 19 on in the NodeInstrumentation's embedded Instrumentation.
  */
 #if PG_VERSION_NUM >= 190000
 typedef NodeInstrumentation FtNodeInstr;
@@ -59,9 +47,8 @@ typedef Instrumentation FtNodeInstr;
 #define FT_INSTR_WALUSAGE(ni)		(&FT_INSTR_BASE(ni)->walusage)
 
 /*
- * What the server's own instrumentation times with (19 on): the setting
- * timing_clock_source, and whether its TSC clock is in effect.  Before 19
- * the server always uses clock_gettime and has no such setting.
+ * What the server's own instrumentation times with (19 on:
+ * timing_clock_source); before 19 always clock_gettime.
  */
 #if PG_VERSION_NUM >= 190000
 #include "utils/guc.h"
@@ -77,10 +64,7 @@ ft_core_timing_clock_source(void)
 	return v != NULL ? v : "unknown";
 }
 
-/*
- * The server's setting timing_clock_source as its variable holds it: a
- * cheap key for what ft_core_timing_clock_source() would say.
- */
+/* The same as its variable holds it: a cheap key for the above. */
 static inline int
 ft_core_timing_clock_source_id(void)
 {
@@ -104,10 +88,7 @@ ft_core_tsc_frequency_khz(void)
 	return timing_tsc_frequency_khz;
 }
 
-/*
- * Nanoseconds per instr_time tick as the server converts them, 0 when
- * instr_time counts nanoseconds.
- */
+/* Nanoseconds per instr_time tick as the server converts them, or 0. */
 static inline double
 ft_core_ns_per_tick(void)
 {
@@ -120,54 +101,24 @@ ft_core_ns_per_tick(void)
 }
 #else
 #define FT_HAVE_CORE_CLOCK_SOURCE 0
-static inline const char *
-ft_core_timing_clock_source(void)
-{
-	return NULL;
-}
-
-static inline int
-ft_core_timing_clock_source_id(void)
-{
-	return -1;
-}
-
-static inline bool
-ft_core_tsc_enabled(void)
-{
-	return false;
-}
-
-static inline int32
-ft_core_tsc_frequency_khz(void)
-{
-	return 0;
-}
-
-static inline double
-ft_core_ns_per_tick(void)
-{
-	return 0.0;
-}
+#define ft_core_timing_clock_source() ((const char *) NULL)
+#define ft_core_timing_clock_source_id() (-1)
+#define ft_core_tsc_enabled() false
+#define ft_core_tsc_frequency_khz() ((int32) 0)
+#define ft_core_ns_per_tick() 0.0
 #endif
 
 /*
  * The units the node wrappers write instr_time in, for the query running
- * now (node_timing.c sets them at ExecutorStart and makes each query's
- * current around its run and finish, so that one plan never mixes units).
+ * now (node_timing.c makes each query's current around its runs).
  *
  * tsc converts a difference of fasttime's TSC reads, ns a number of
- * nanoseconds (a clock_gettime interval, as profiled timing with the stock
- * clock credits it), to instr_time ticks; both are a multiply and a shift,
- * decided once per query, so the wrappers neither branch nor divide.  Up
- * to 18 instr_time counts nanoseconds (or a timespec, which
- * ft_instr_time_add_ns handles): tsc is fasttime's own conversion and ns
- * is not used.  On 19, when the
- * server's TSC clock is in effect, instr_time counts TSC ticks, the very
- * counter fasttime reads: tsc is the identity (raw tick differences, which
- * the server converts with its own frequency, as for its own nodes) and ns
- * the inverse of the server's ticks_per_ns_scaled.  Otherwise instr_time
- * counts nanoseconds: tsc is fasttime's conversion and ns the identity.
+ * nanoseconds, to instr_time ticks: a multiply and a shift each, so the
+ * wrappers neither branch nor divide.  Up to 18 instr_time counts
+ * nanoseconds (or a timespec): tsc is fasttime's conversion, ns unused.
+ * On 19 with the server's TSC clock in effect it counts that very counter:
+ * tsc is the identity and ns the inverse of the server's conversion;
+ * otherwise tsc is fasttime's conversion and ns the identity.
  */
 typedef struct FtInstrUnits
 {
@@ -187,10 +138,9 @@ ft_instr_units_same(const FtInstrUnits *a, const FtInstrUnits *b)
 }
 
 /*
- * The units for a query whose nodes fasttime times, given fasttime's own
- * TSC conversion (zeroed when the TSC is not usable; then only the ns
- * conversion may be used, and on 19 with the server's TSC clock in effect
- * that one is still right).  Done at ExecutorStart, never per call.
+ * The units for a query, given fasttime's TSC conversion (zeroed when the
+ * TSC is not usable: then only ns is used).  At ExecutorStart, never per
+ * call.
  */
 static inline void
 ft_instr_units_choose(FtInstrUnits *u, const FtTickConv *fasttime_tsc)
@@ -210,11 +160,7 @@ ft_instr_units_choose(FtInstrUnits *u, const FtTickConv *fasttime_tsc)
 	}
 }
 
-/*
- * From 16 on, instr_time counts nanoseconds everywhere except on Windows,
- * where it counts QueryPerformanceCounter ticks; ft_instr_time_add_ns below
- * relies on nanoseconds.
- */
+/* from 16 on instr_time counts nanoseconds except on Windows (refused) */
 #define NS_PER_SEC_COMPAT 1000000000L
 
 /* instr_time: struct timespec up to 15, nanoseconds in .ticks from 16 */
@@ -225,25 +171,13 @@ ft_instr_units_choose(FtInstrUnits *u, const FtTickConv *fasttime_tsc)
 #endif
 
 /*
- * Add a number of nanoseconds to an instr_time accumulator.
- *
- * Up to PostgreSQL 15, instr_time is a struct timespec, kept normalized
- * (0 <= tv_nsec < 1e9) by the stock macros; we keep it so, since the stock
- * INSTR_TIME_ACCUM_DIFF that Hash and BitmapIndexScan nodes still run on the
- * same counter normalizes with loops.  From 16 on it is a plain count of
- * nanoseconds.
- *
- * The common case, a node call shorter than a second, costs an add and a
- * compare.  A call of a second or more takes the out-of-line path, where a
- * division is noise next to the second already spent; it also saturates
- * rather than overflow on an absurd interval (a TSC that jumped by
- * centuries), which a loop or a plain add would not survive.
- */
-/*
- * The rare case: an interval of a second or more.  Saturates at the
- * largest representable time.  Here rather than in a .c file so that this
- * header depends on nothing of fasttime's; out of line in each file that
- * uses it, and marked unused so that files that do not, do not warn.
+ * Adding to an instr_time accumulator.  Up to 15 it is a struct timespec,
+ * kept normalized (0 <= tv_nsec < 1e9) as stock's macros keep it, since
+ * nodes that time themselves add to the same counter.  A call shorter than
+ * a second costs an add and a compare; a longer one takes this out-of-line
+ * path, whose division is noise next to the second spent, and which
+ * saturates rather than overflow on an absurd interval (a TSC that jumped
+ * by centuries).  Marked unused for the files that do not use it.
  */
 pg_attribute_unused() static pg_noinline void
 ft_instr_time_add_ns_slow(instr_time *t, uint64 ns)
@@ -273,10 +207,7 @@ ft_instr_time_add_ns_slow(instr_time *t, uint64 ns)
 #endif
 }
 
-/*
- * Add a number of instr_time ticks (already in the unit of instr_time:
- * nanoseconds up to 18) to an accumulator.
- */
+/* Add a number in the unit of instr_time (nanoseconds up to 18). */
 static inline void
 ft_instr_time_add_units(instr_time *t, uint64 units)
 {
@@ -297,17 +228,6 @@ ft_instr_time_add_units(instr_time *t, uint64 units)
 #endif
 }
 
-static inline void
-ft_instr_time_add_ns(instr_time *t, uint64 ns)
-{
-#if PG_VERSION_NUM >= 190000
-	ft_instr_time_add_units(t, ft_ticks_to_ns(&ft_instr_units.ns,
-											  (int64) Min(ns, (uint64) PG_INT64_MAX)));
-#else
-	ft_instr_time_add_units(t, ns);
-#endif
-}
-
 /*
  * Add a difference of two of fasttime's TSC reads, converted to the unit
  * of instr_time for the query running now (see FtInstrUnits).
@@ -318,24 +238,10 @@ ft_instr_time_add_ticks(instr_time *t, int64 delta)
 	ft_instr_time_add_units(t, ft_ticks_to_ns(&ft_instr_units.tsc, delta));
 }
 
-/* Set an instr_time accumulator to a number of nanoseconds. */
-static inline void
-ft_instr_time_set_ns(instr_time *t, uint64 ns)
-{
-#if FT_INSTR_TIME_IS_TIMESPEC
-	t->tv_sec = (time_t) (ns / 1000000000);
-	t->tv_nsec = (long) (ns % 1000000000);
-#else
-	t->ticks = (int64) ns;
-#endif
-}
-
 /*
- * The stock clock of the clock_gettime timers: up to 18 the server's own
- * clock (clock_gettime, in instr_time); from 19 on the system clock in
- * nanoseconds, which is the server's clock only when its TSC clock is not
- * in effect.  ft_instr_time_accum_clock adds the interval between two
- * readings in the unit of instr_time.
+ * The clock of the clock_gettime timers (from 19 on the system clock, in
+ * nanoseconds, whatever the server's clock), and the addition of an
+ * interval between two readings in the unit of instr_time.
  */
 #if PG_VERSION_NUM >= 190000
 #define FT_INSTR_CLOCK_NOW(t)	((t) = pg_get_ticks_system())
@@ -353,26 +259,10 @@ ft_instr_time_accum_clock(instr_time *acc, instr_time end, instr_time start)
 #endif
 }
 
-/* Nanoseconds from start to end, two readings of the stock clock. */
-static inline int64
-ft_instr_time_diff_ns(instr_time end, instr_time start)
-{
-#if FT_INSTR_TIME_IS_TIMESPEC
-	return (int64) (end.tv_sec - start.tv_sec) * NS_PER_SEC_COMPAT +
-		(end.tv_nsec - start.tv_nsec);
-#else
-	return end.ticks - start.ticks;
-#endif
-}
-
 /*
- * BufferUsage and WalUsage as arrays of 64-bit lanes.  The node wrappers
- * compare the global counters with their values at the previous
- * transition lane by lane, and credit the difference to the calls under
- * way lane by lane, in two's complement (usage.h, usage.c), which gives
- * exactly the sums stock PostgreSQL's BufferUsageAccumDiff and
- * WalUsageAccumDiff compute.  That needs every field to be a 64-bit
- * integer, or (up to 15) a struct timespec of two.
+ * BufferUsage and WalUsage as arrays of 64-bit lanes (usage.h), whose
+ * two's complement differences are stock's field by field sums: every
+ * field must be a 64-bit integer, or (up to 15) a struct timespec of two.
  */
 #define FT_BUFUSAGE_LANES (sizeof(BufferUsage) / sizeof(int64))
 #define FT_WALUSAGE_LANES (sizeof(WalUsage) / sizeof(int64))
@@ -382,13 +272,10 @@ StaticAssertDecl(sizeof(BufferUsage) % sizeof(int64) == 0 &&
 				 "usage counters must be made of 64-bit lanes");
 
 /*
- * Up to 15 the I/O times inside BufferUsage are struct timespec, which
- * stock code keeps normalized (0 <= tv_nsec < 1e9) after every
- * accumulation.  After a lane-wise add of a difference of two normalized
- * values, tv_nsec is within one second of that range; one step each way
- * restores the same normalized value stock would hold (the normalized
- * form of a number of nanoseconds is unique, so the order of the adds does
- * not matter).  From 16 on the times are plain nanosecond counts.
+ * Up to 15 BufferUsage's I/O times are struct timespec, which stock keeps
+ * normalized.  After a lane-wise add of a difference of two normalized
+ * values, tv_nsec is within a second of range; the loops restore the
+ * normalized form, which is unique, so the order of the adds is moot.
  */
 #if FT_INSTR_TIME_IS_TIMESPEC
 static inline void
@@ -421,11 +308,7 @@ ft_bufusage_normalize(BufferUsage *bu)
 #define ft_bufusage_normalize(bu) ((void) 0)
 #endif
 
-/*
- * Record the time of the current cycle's first tuple, as stock
- * InstrStopNode does: seconds in a double up to 18, the counter itself
- * from 19 on.
- */
+/* Record the current cycle's first-tuple time, as InstrStopNode does. */
 static inline void
 ft_instr_set_firsttuple(FtNodeInstr *instr)
 {
@@ -436,9 +319,7 @@ ft_instr_set_firsttuple(FtNodeInstr *instr)
 #endif
 }
 
-/*
- * ExecutorRun hook signature: PostgreSQL 18 dropped execute_once.
- */
+/* ExecutorRun hook signature: 18 dropped execute_once. */
 #if PG_VERSION_NUM < 180000
 #define FT_EXECUTORRUN_ARGS \
 	QueryDesc *queryDesc, ScanDirection direction, uint64 count, bool execute_once
@@ -450,10 +331,8 @@ ft_instr_set_firsttuple(FtNodeInstr *instr)
 #endif
 
 /*
- * The file and line a setting's value came from, as PostgreSQL recorded
- * them when it read the configuration files (pg_settings' sourcefile and
- * sourceline), or NULL.  16 finds a setting by name (find_option); 15
- * exports only the array of every setting.
+ * The file and line a setting's value came from (pg_settings' sourcefile
+ * and sourceline), or NULL; 15 has no find_option.
  */
 #include "utils/guc_tables.h"
 
@@ -477,22 +356,14 @@ ft_guc_sourcefile(const char *name, int *sourceline)
 	return record->sourcefile;
 }
 
-/*
- * PostgreSQL 18 lets extensions add EXPLAIN options
- * (RegisterExtensionExplainOption, explain_per_plan_hook; see
- * contrib/pg_overexplain); fasttime uses that for EXPLAIN (ANALYZE,
- * CLOCK_SOURCE).  Earlier versions have no such API.
- */
+/* 18 lets extensions add EXPLAIN options (explain_option.c). */
 #if PG_VERSION_NUM >= 180000
 #define FT_HAVE_EXPLAIN_EXTENSIONS 1
 #else
 #define FT_HAVE_EXPLAIN_EXTENSIONS 0
 #endif
 
-/*
- * 19 lets EXPLAIN options be given defaults through a setting and asks
- * for a check of their values there; CLOCK_SOURCE is a boolean.
- */
+/* 19 asks for a check of an EXPLAIN option's value (a boolean here). */
 #if PG_VERSION_NUM >= 190000
 #define FT_REGISTER_EXPLAIN_OPTION(name, handler) \
 	RegisterExtensionExplainOption(name, handler, GUCCheckBooleanExplainOption)
@@ -502,10 +373,8 @@ ft_guc_sourcefile(const char *name, int *sourceline)
 #endif
 
 /*
- * Expression steps whose names changed (usage_derive.c reads a node's
- * compiled expressions): 18 split EEOP_DONE in two and added one- and
- * two-argument strict function calls and a one-argument strict input
- * check for aggregates.  Each macro is a list of case labels.
+ * Expression steps 18 split or added (usage_derive.c), as lists of case
+ * labels.
  */
 #if PG_VERSION_NUM >= 180000
 #define FT_CASE_EEOP_DONE \
@@ -523,13 +392,10 @@ ft_guc_sourcefile(const char *name, int *sourceline)
 #define FT_CASE_EEOP_AGG_STRICT_INPUT_CHECK_N
 #endif
 
-
 /*
  * The query's elapsed time so far in ms, by the query-level
- * instrumentation auto_explain and pg_stat_statements allocate, read as
- * auto_explain reads it (before or after its ExecutorEnd ended the loop);
- * false when the query has none.  19 renamed it (query_instr) and keeps
- * its total current at every stop.
+ * instrumentation auto_explain allocates, read as auto_explain reads it;
+ * false when there is none.  19 renamed it and keeps its total current.
  */
 static inline bool
 ft_query_elapsed_ms(const QueryDesc *qd, double *ms)

@@ -4,28 +4,12 @@
  *	  EXPLAIN (ANALYZE, CLOCK_SOURCE): say which clock timed the plan's
  *	  nodes (PostgreSQL 18 and later).
  *
- * PostgreSQL 18 lets an extension register its own EXPLAIN options and add
- * output after the plan (see contrib/pg_overexplain).  With CLOCK_SOURCE,
- * EXPLAIN ANALYZE prints one more property, for instance
- *
- *		Timing Source: tsc (2596138 kHz, cpuid_15h)
- *		Timing Source: clock_gettime (fasttime.clock_source is clock_gettime: ...)
- *
- * in text format, and "Timing Source" with "TSC Frequency" and "TSC
- * Frequency Origin", or "Timing Source Reason", in the other formats.
- * Under profiled timing a "Node Timing" line follows, and each node that
- * profiled timing's ticks sampled gets its error bar (ft_explain_per_node).
- *
- * What is printed is what timed THIS plan, not what the setting says now:
- * the statement being explained may itself change fasttime.clock_source,
- * and EXPLAIN only prints once it has run.  fasttime's ExecutorStart hook
- * notes, for each instrumented query, whether its nodes were switched to
- * the TSC and at what frequency, and keeps the note until ExecutorEnd,
- * which EXPLAIN runs after printing; the per-plan hook looks it up by the
- * plan (ft_find_query_clock).
- *
- * On earlier versions this file only provides a no-op
- * ft_register_explain_option().
+ * With CLOCK_SOURCE, EXPLAIN ANALYZE prints what timed THIS plan, for
+ * instance "Timing Source: tsc (2596138 kHz, cpuid_15h)", from the note
+ * node_timing.c keeps until ExecutorEnd (the statement may have changed
+ * the setting); under profiled timing a "Node Timing" line, and each
+ * sampled node's error bar.  Before 18, ft_register_explain_option does
+ * nothing.
  *
  * src/explain_option.c
  *
@@ -59,10 +43,7 @@ static explain_validate_options_hook_type prev_validate_options = NULL;
 static explain_per_plan_hook_type prev_per_plan = NULL;
 static explain_per_node_hook_type prev_per_node = NULL;
 
-/*
- * The fasttime options of an EXPLAIN, created on first use so that an
- * EXPLAIN that names none of them carries nothing.
- */
+/* The fasttime options of an EXPLAIN, created when one is named. */
 static FtExplainOptions *
 ft_explain_options(ExplainState *es, bool create)
 {
@@ -84,11 +65,7 @@ ft_clock_source_handler(ExplainState *es, DefElem *opt, ParseState *pstate)
 	ft_explain_options(es, true)->clock_source = defGetBoolean(opt);
 }
 
-/*
- * Without ANALYZE nothing runs and no clock times anything, so asking
- * which clock did is an error, as core makes TIMING, WAL and SERIALIZE
- * without ANALYZE.
- */
+/* Without ANALYZE no clock times anything: an error, as TIMING is. */
 static void
 ft_validate_options(ExplainState *es, List *options, ParseState *pstate)
 {
@@ -105,10 +82,7 @@ ft_validate_options(ExplainState *es, List *options, ParseState *pstate)
 				 errdetail("Plan nodes are only timed when the statement is run.")));
 }
 
-/*
- * Why the nodes of a query were not timed with the TSC, in words for the
- * DBA reading the plan.
- */
+/* Why the nodes of a query were not timed with the TSC, for the DBA. */
 static const char *
 ft_not_tsc_reason(const FtQueryClock *pc)
 {
@@ -126,10 +100,7 @@ ft_not_tsc_reason(const FtQueryClock *pc)
 	return "fasttime could not switch this plan's nodes to the TSC; they were timed by stock PostgreSQL";
 }
 
-/*
- * Why a query that asked for profiled timing was timed exactly, in words
- * for the DBA reading the plan.
- */
+/* Why a query that asked for profiled timing was timed exactly. */
 static const char *
 ft_prof_declined_reason(const FtQueryClock *pc)
 {
@@ -139,10 +110,7 @@ ft_prof_declined_reason(const FtQueryClock *pc)
 					pc->est_calls);
 }
 
-/*
- * Per-plan hook: print the clock that timed this plan's nodes, when
- * EXPLAIN (ANALYZE, CLOCK_SOURCE) asked for it.
- */
+/* Per-plan hook: under CLOCK_SOURCE, print the clock that timed the plan. */
 static void
 ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 					ExplainState *es, const char *queryString,
@@ -272,22 +240,11 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 }
 
 /*
- * Per-node hook: the error bar of a node whose time was (partly) sampled
- * by profiled timing's ticks, under EXPLAIN (ANALYZE, CLOCK_SOURCE):
- *
- *		Profile: 412 ticks, +-0.914 ms
- *
- * in text format ("+-" as on the Node Timing line: EXPLAIN's output is in
- * the database's encoding), "Profile Ticks" and "Profile Error" in the
- * others.  The ticks are those that found the node's call under way and
- * credited it their time; the error is one standard deviation of the
- * node's time as EXPLAIN prints it -- per loop, like its actual total
- * time -- (profiler.c derives it).  Only asked for: tools parse EXPLAIN's
- * output, and a plan printed without CLOCK_SOURCE stays as stock prints
- * it (auto_explain, which passes no extension option, among them).  A node
- * no tick sampled gets no line: timed exactly, its time has no sampling
- * error.  Nor does a node whose time includes parallel workers': their
- * ticks stay in the workers, and the leader's alone would understate it.
+ * Per-node hook, under CLOCK_SOURCE only (tools parse EXPLAIN's output):
+ * the error bar of a node profiled timing's ticks sampled, one standard
+ * deviation per loop like its time ("Profile: 412 ticks, +-0.914 ms").
+ * None for a node timed exactly, or with parallel workers' time (their
+ * ticks stay in the workers).
  */
 static void
 ft_explain_per_node(PlanState *planstate, List *ancestors,
@@ -333,11 +290,7 @@ ft_explain_per_node(PlanState *planstate, List *ancestors,
 	}
 }
 
-/*
- * Register EXPLAIN's CLOCK_SOURCE option and the hooks behind it.  Called
- * from _PG_init after fasttime's executor hooks are installed, so that our
- * ExecutorStart hook runs around theirs.
- */
+/* Register EXPLAIN's CLOCK_SOURCE option and the hooks behind it. */
 void
 ft_register_explain_option(void)
 {

@@ -3,10 +3,8 @@
  * fasttime.c
  *	  Module load and the fasttime.* settings.
  *
- * This is the top of fasttime's one-way flow: it defines the settings over
- * the clock state (clock_state.c), then installs the executor hooks
- * (node_timing.c) and the EXPLAIN option (explain_option.c).  No other
- * file includes anything from here.
+ * The top of fasttime's one-way flow: the settings over the clock state,
+ * then the executor hooks and the EXPLAIN option.  Nothing includes it.
  *
  * src/fasttime.c
  *
@@ -67,43 +65,18 @@ void		_PG_init(void);
 
 /*
  * fasttime.clock_source: refuse "tsc" where the TSC is not usable, with
- * the failed condition in the DETAIL.  Only "tsc" can be refused; the
- * other values are accepted as they are, and where try_tsc (or auto)
- * falls back to clock_gettime, SHOW fasttime.clock_source_status and
- * fasttime_status() say so and why, as often as anyone asks: this hook
- * reports nothing itself.
+ * the failed condition in the DETAIL; every other value is accepted, and
+ * reported on by SHOW fasttime.clock_source_status, never by this hook.
  *
- * A check hook runs wherever the value is set, and that includes every
- * call of a function declared with SET fasttime.clock_source = ...: it
- * must cost next to nothing and say nothing (a NOTICE there would reach
- * the application on every call, or once per session, with nothing new
- * in it).  Refusing "tsc" needs the facts, which are cheap to consult once
- * detected -- always where fasttime is preloaded, since the postmaster
- * detects them before defining this setting -- but cost a calibration of
- * up to ~100 ms to detect.  So the facts are consulted when they are
- * already known, and detected only where a DBA expects the answer at once
- * and a pause once per backend is acceptable:
- *
- *	- at server start with fasttime preloaded (postgresql.conf, ALTER
- *	  SYSTEM, the command line): a "tsc" the machine cannot honour stops
- *	  the server, as huge_pages = on does without huge pages;
- *	- a SET statement of its own (PGC_S_SESSION with no query running: no
- *	  snapshot is active), typed by someone who wants to hear now that the
- *	  TSC is not usable, not at the first EXPLAIN ANALYZE;
- *	- DDL that stores the value (CREATE FUNCTION ... SET, ALTER ROLE or
- *	  DATABASE ... SET: PGC_S_TEST), so that a value that would be refused
- *	  at every use is refused when it is written.
- *
- * Elsewhere -- a function's SET clause at each call, set_config() inside
- * a query, a value from the configuration applied when the library is
- * loaded into a backend -- a "tsc" that the facts, not detected yet, cannot
- * confirm is accepted unchecked: the first query that would time its
- * nodes with the TSC then detects them, finds "tsc" unusable and times
- * with clock_gettime, and SHOW fasttime.clock_source_status,
- * fasttime_status() and EXPLAIN (CLOCK_SOURCE) say why.
- *
- * Parallel workers accept whatever their leader had, since the leader
- * already checked it (a refusal in a worker would fail the whole query).
+ * A check hook runs at every call of a function declared with SET
+ * fasttime.clock_source, so it must cost and say nothing; but detecting
+ * the facts calibrates for up to ~100 ms.  So they are detected only where
+ * a DBA expects the answer at once: at server start when preloaded (a bad
+ * "tsc" stops the server, as huge_pages = on does), for a SET statement of
+ * its own (PGC_S_SESSION with no snapshot), and for DDL that stores the
+ * value (PGC_S_TEST).  Elsewhere a "tsc" not yet confirmable is accepted,
+ * and the first query to time with it finds out and uses clock_gettime.
+ * Parallel workers accept what their leader checked.
  */
 static bool
 check_clock_source(int *newval, void **extra, GucSource source)
@@ -146,17 +119,10 @@ show_clock_source_status(void)
 }
 
 /*
- * fasttime.leader_facts is written only by fasttime itself (when
- * publishing) and by parallel worker start-up (restoring the leader's GUC
- * state); a user setting it could make conversions wrong.
- *
- * A parallel worker accepts any value: its leader may run another build of
- * fasttime (without shared_preload_libraries the worker loads fasttime.so
- * from disk, which an upgrade may have replaced), and refusing the value
- * here would fail every parallel query of that leader.  The assign hook
- * adopts the facts if this build can read them; if not, the worker times
- * its nodes with clock_gettime.  Fasttime must never be the reason a
- * query fails.
+ * fasttime.leader_facts is written only by fasttime and by parallel worker
+ * start-up; a user setting it could make conversions wrong.  A worker
+ * accepts any value (its leader may run another build): refusing it would
+ * fail the query, and fasttime must never be the reason a query fails.
  */
 static bool
 check_leader_facts(char **newval, void **extra, GucSource source)
@@ -172,11 +138,7 @@ check_leader_facts(char **newval, void **extra, GucSource source)
 	return true;
 }
 
-/*
- * A parallel worker adopts the facts its leader published, or, when they
- * come from another build, says at DEBUG1 why it times its nodes with
- * clock_gettime.
- */
+/* A parallel worker adopts its leader's facts, or says why not at DEBUG1. */
 static void
 assign_leader_facts(const char *newval, void *extra)
 {
@@ -192,11 +154,7 @@ assign_leader_facts(const char *newval, void *extra)
 									newval, strlen(newval))));
 }
 
-/*
- * fasttime.leader_clock_check, like fasttime.leader_facts, is written only
- * by fasttime itself (ft_publish_clock_check) and by parallel worker
- * start-up; a worker accepts any value (an unknown one is ignored).
- */
+/* fasttime.leader_clock_check: as fasttime.leader_facts. */
 static bool
 check_leader_clock_check(char **newval, void **extra, GucSource source)
 {
@@ -211,12 +169,7 @@ check_leader_clock_check(char **newval, void **extra, GucSource source)
 	return true;
 }
 
-/*
- * A parallel worker takes over what its leader's clock checks found: it
- * times its nodes with clock_gettime if the leader gave the TSC up, and
- * reports a disagreement of its own to the server log only if the leader
- * has reported one to the client already.
- */
+/* A parallel worker takes over what its leader's clock checks found. */
 static void
 assign_leader_clock_check(const char *newval, void *extra)
 {
@@ -226,11 +179,8 @@ assign_leader_clock_check(const char *newval, void *extra)
 
 /*
  * Where the fasttime.clock_source that stopped the server was set, as an
- * errhint: the file and line (postgresql.conf, a file it includes, or
- * postgresql.auto.conf, written by ALTER SYSTEM), or the command line.
- * PostgreSQL recorded the file and line of the value when it read the
- * configuration files (pg_settings shows them), and the definition of the
- * setting keeps them even though it refused the value.
+ * errhint: the file and line PostgreSQL recorded (ALTER SYSTEM's file
+ * named as such), or the command line.
  */
 static int
 ft_hint_where_set(GucSource source)
@@ -257,11 +207,9 @@ ft_hint_where_set(GucSource source)
 }
 
 /*
- * A preloading postmaster's start-up, once the settings are defined:
- * refuse to start on a "tsc" the machine cannot honour, as huge_pages = on
- * does without huge pages (PostgreSQL only WARNs of a value refused while
- * a library loads, and keeps the default), or log the clock plan nodes
- * will be timed with and publish the facts for the children to inherit.
+ * A preloading postmaster's start-up: refuse to start on a "tsc" the
+ * machine cannot honour (PostgreSQL would only WARN and keep the default),
+ * or log the clock plan nodes will be timed with and publish the facts.
  */
 static void
 ft_server_start(void)
@@ -288,11 +236,8 @@ ft_server_start(void)
 }
 
 /*
- * Module load: the settings, then the hooks.  A preloading postmaster then
- * takes its start-up step here: apart from the shared memory hooks, this
- * is the one place it runs a library's code before it forks.  The facts
- * are gathered on first need (there, by the check of a "tsc" from the
- * configuration, or by ft_server_start).
+ * Module load: the settings, then the hooks, then a preloading
+ * postmaster's start-up step (its one chance before it forks).
  */
 void
 _PG_init(void)

@@ -4,36 +4,14 @@
  *	  Executor hooks: put instrumented queries on fasttime's node wrappers,
  *	  and keep a note of what timed each of them.
  *
- * When fasttime.clock_source is anything but clock_gettime, the
- * ExecutorStart hook (chained like auto_explain's, after whatever hook
- * before us asked for instrumentation) decides once per query how its
- * nodes are timed -- not at all (TIMING OFF), with the TSC, or with the
- * stock clock where the TSC is not in effect, every call or profiled -- and
- * puts every instrumented node on the wrapper specialized for that and for
- * its buffer and WAL needs (node_wrappers.c).  With clock_gettime, and for
- * a plan too small for any of that to pay (small_plan: the statements of
- * an OLTP server), the plan tree is left exactly as stock built it and
- * nothing of fasttime's runs for the query.
- *
- * Parallel hash join re-arms stock instrumentation behind our back: it
- * calls ExecSetExecProcNode() when it learns it is parallel, in the leader
- * during the first call of the Gather above it (the Gather wrappers handle
- * that) and in workers after ExecutorStart (so workers walk their tree
- * again in ExecutorRun).
- *
- * Each query on fasttime's wrappers, and the query of an EXPLAIN ANALYZE
- * whatever timed it, gets a note, from ExecutorStart until its
- * executor state goes away, whichever way that happens (ExecutorEnd, or
- * the memory of a failed portal or subtransaction being freed): what timed
- * it, for EXPLAIN (CLOCK_SOURCE); its time unit and profiled frames, made
- * current around its run and finish; and, when the TSC timed it, both
- * clocks at its start.  At ExecutorFinish the two clocks are compared over
- * the whole query.  If they disagree, EXPLAIN (CLOCK_SOURCE) says so and
- * the backend's first such query draws a WARNING (later ones a LOG line
- * at most every FT_DISAGREEMENT_LOG_NS, and after FT_FALLBACK_AFTER of
- * them the backend gives the TSC up), but no measured number is changed:
- * a tool that rewrites what it measured cannot be trusted even when the
- * clocks agree.
+ * Unless fasttime.clock_source = clock_gettime, ExecutorStart decides once
+ * per query how its nodes are timed (choose_timer) and puts them on the
+ * matching wrappers (node_wrappers.c); a small plan is left as stock built
+ * it.  Each wrapped query, and each EXPLAIN's, gets a note until its
+ * executor state goes away: what timed it, its time unit and profiled
+ * frames, and for the TSC both clocks at its start, compared with both at
+ * its end (check_clocks).  A disagreement is reported, never corrected: a
+ * tool that rewrites what it measured cannot be trusted.
  *
  * src/node_timing.c
  *
@@ -65,19 +43,10 @@ int			ft_ordered_reads = FT_READS_BOTH;
 /* what this backend has done, for fasttime_status() */
 FtNodeTimingStats ft_node_timing_stats;
 
-/*
- * The unit the node wrappers write times in, for the query running now
- * (compat.h).  Each query's is chosen at its ExecutorStart and made
- * current around its run and finish.
- */
+/* the running query's time unit (compat.h), swapped around runs */
 FtInstrUnits ft_instr_units;
 
-/*
- * ft_instr_units holds some query's units: set at the first instrumented
- * query's start, and from then on only swapped around runs and restored,
- * so that a run whose query has the units already in effect (nearly every
- * run) need not swap them.
- */
+/* ft_instr_units holds some query's units (set at the first one's start) */
 static bool ft_instr_units_set = false;
 
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
@@ -89,10 +58,7 @@ static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 /* EXPLAIN statements under way in this process (ft_ProcessUtility) */
 static int	explain_depth = 0;
 
-/*
- * The notes of the instrumented queries under way in this process, in
- * start order, in TopMemoryContext.
- */
+/* the notes of the queries under way, in start order (TopMemoryContext) */
 static FtQueryClock *query_clocks = NULL;
 static int	n_query_clocks = 0;
 static int	max_query_clocks = 0;
@@ -101,11 +67,7 @@ static int	max_query_clocks = 0;
 #define FT_DRIFT_TOLERANCE_PPM	1000
 #define FT_DRIFT_TOLERANCE_NS	50000
 
-/*
- * Reporting disagreements of the clocks (report_disagreement): after a
- * backend's first, at most one LOG line this often, and after this many
- * the backend times plan nodes with clock_gettime for good.
- */
+/* after a backend's first disagreement: LOG rate, and when to give up */
 #define FT_DISAGREEMENT_LOG_NS	(10 * FT_NS_PER_SEC)
 #define FT_FALLBACK_AFTER		3
 
@@ -117,22 +79,13 @@ static int64 disagreements_unreported = 0;
 #define FT_STAMP_TRIES			4
 #define FT_STAMP_MAX_WIDTH_NS	20000
 
-/*
- * The last stamp this process took, for query_start_stamp().  A stamp is
- * worth reusing only within FT_STAMP_REUSE_NS of it by the TSC, which is
- * less than the smallest tolerance of the comparison (FT_DRIFT_TOLERANCE_NS):
- * see query_start_stamp.
- */
+/* the last stamp taken, reusable for FT_STAMP_REUSE_NS (query_start_stamp) */
 #define FT_STAMP_REUSE_NS		40000
 static bool last_stamp_valid = false;
 static uint64 last_stamp_tsc;
 static int64 last_stamp_wall_ns;
 
-/*
- * The queries since the last stamp have not been compared yet: each was a
- * short query nested in another one (see check_clocks), and the next
- * comparison, which starts at the last stamp, covers them.
- */
+/* short nested queries since this stamp are still to be compared */
 static bool window_pending = false;
 static uint64 last_window_tsc;
 static int64 last_window_wall_ns;
@@ -141,11 +94,8 @@ static void compare_pending_window(uint64 tsc_end, int64 wall_end);
 
 /*
  * Both clocks read "at the same time": the TSC on either side of
- * clock_gettime, retried while the two TSC reads are far apart (an
- * interrupt, a page fault or preemption landed in between: a fresh
- * parallel worker's first clock_gettime faults in the vDSO page and can
- * lose its CPU for milliseconds).  The TSC stamp is their midpoint.  A
- * stamp within the width is kept for query_start_stamp.
+ * clock_gettime, retried while the two TSC reads are far apart (something
+ * interrupted us in between).  The TSC stamp is their midpoint.
  */
 static void
 paired_stamp(uint64 *tsc, int64 *wall_ns)
@@ -175,22 +125,13 @@ paired_stamp(uint64 *tsc, int64 *wall_ns)
 
 /*
  * Both clocks at the start of a TSC-timed query.  A query started within
- * a few microseconds (by the TSC) of the last stamp this process took --
- * a statement of a PL/pgSQL loop, started just after its predecessor
- * ended -- starts from that stamp instead of taking a new one: the pair
- * costs two TSC reads and a clock_gettime (~50 ns on a kvm-clock guest),
- * as much as all the node timing of a one-row lookup.
- *
- * The query's comparison then covers the gap as well, never less than the
- * query: a disagreement of the clocks during the query is seen as before.
- * One inside the gap is seen too, but can only be small: a TSC that
- * jumped forward there still shows a gap under FT_STAMP_REUSE_NS, which
- * is below the tolerance of every comparison; one that jumped back by
- * more than the gap shows a negative gap and a new stamp is taken; one
- * that jumped back by almost exactly the time the process spent idle
- * (the only way a long real gap can look short) is a real disagreement
- * of the clocks, reported with the query that follows it.  A stamp taken
- * here while short queries are still to be compared compares them first.
+ * FT_STAMP_REUSE_NS (by the TSC) of the last stamp -- a statement of a
+ * PL/pgSQL loop -- reuses it: a new pair costs as much as all the node
+ * timing of a one-row lookup.  Its comparison then covers the gap too; a
+ * jump of the TSC inside the gap is either below every tolerance, or shows
+ * as a negative gap (a new stamp is taken), or is a real disagreement
+ * reported with the next query.  A new stamp compares pending short
+ * queries first.
  */
 static void
 query_start_stamp(uint64 *tsc, int64 *wall_ns)
@@ -254,10 +195,8 @@ typedef struct FtQueryMemory
 } FtQueryMemory;
 
 /*
- * The executor state of a noted query is going away.  Normally
- * ExecutorEnd has already dropped the note; this catches the queries that
- * never get there: a failed portal, a query of a failed subtransaction.
- * No frame of the query may stay on the usage chain (usage.c).
+ * A noted query's executor state is going away without ExecutorEnd (a
+ * failed portal or subtransaction): drop its note and its frames.
  */
 static void
 query_memory_gone(void *arg)
@@ -268,9 +207,7 @@ query_memory_gone(void *arg)
 	forget_query_clock(qm->queryDesc);
 }
 
-/*
- * Add a note for a query, tied to the lifetime of its executor state.
- */
+/* Add a note for a query, tied to the lifetime of its executor state. */
 static FtQueryClock *
 note_query(QueryDesc *queryDesc)
 {
@@ -295,7 +232,7 @@ note_query(QueryDesc *queryDesc)
 	qm->cb.arg = qm;
 	MemoryContextRegisterResetCallback(queryDesc->estate->es_query_cxt, &qm->cb);
 
-	/* every field set here: a memset of the note cost ~25 ns a query */
+	/* every field set here, which is cheaper than a memset */
 	qc = &query_clocks[n_query_clocks++];
 	qc->queryDesc = queryDesc;
 	qc->plannedstmt = queryDesc->plannedstmt;
@@ -309,7 +246,6 @@ note_query(QueryDesc *queryDesc)
 	qc->tsc_hz_origin = FT_FREQ_NONE;
 	qc->tsc_start = 0;
 	qc->wall_start_ns = 0;
-	qc->start_unread = false;
 	return qc;
 }
 
@@ -321,16 +257,10 @@ ft_open_query_notes(void)
 }
 
 /*
- * The clock in effect, for a query's start.  A query nested in an open one
- * takes the decision its outermost query took, while fasttime.clock_source
- * is the same: looking again (the kernel's clocksource at most once a
- * second, which costs a clock read whenever it is asked, and on 19 the
- * server's own clock) is for the next top-level query.  A statement of a
- * PL/pgSQL loop thus asks nothing; the kernel switching clocksource is
- * still seen within a second by every new top-level query, and a TSC that
- * stops agreeing with clock_gettime meanwhile by the clock cross-check,
- * whose fallback (ft_clock_fall_back) takes effect at the next query,
- * nested or not.
+ * The clock in effect, for a query's start.  A nested query reuses its
+ * outermost query's decision while the setting is unchanged, so a PL/pgSQL
+ * loop's statements ask nothing (asking costs a clock read); a fallback
+ * (ft_clock_fall_back) still takes effect at the next query.
  */
 static FtClockChoice
 query_clock_choice(void)
@@ -350,12 +280,9 @@ query_clock_choice(void)
 }
 
 /*
- * Is an EXPLAIN under way in this process (ft_ProcessUtility)?  Its plan
- * is about to be read node by node, and EXPLAIN (CLOCK_SOURCE) must be
- * able to say what timed it, so it is never left to stock as small, and
- * neither are the queries run inside it (a function's, in its plan).
- * Nothing at ExecutorStart tells an EXPLAIN's query from another: a
- * portal's QueryDesc has no receiver yet either.
+ * Is an EXPLAIN under way (ft_ProcessUtility)?  Then EXPLAIN (CLOCK_SOURCE)
+ * may ask what timed the plan, so neither it nor the queries inside it are
+ * left to stock as small.  Nothing in the QueryDesc tells.
  */
 static inline bool
 inside_explain(void)
@@ -364,22 +291,12 @@ inside_explain(void)
 }
 
 /*
- * Is this a small plan, best left as stock built it?  Putting a plan on
- * fasttime's wrappers costs a fixed amount per query -- the walks over the
- * plan, the note, the run hooks' bookkeeping and, for the TSC, the clock
- * cross-check: on 18 about 360 instructions a one-row query (callgrind,
- * bench/results/2026-12-04-nested), ~0.1 us -- which the cheaper clock
- * pays back a call at a time: two reads a call, each 7 ns cheaper than
- * clock_gettime() where the TSC saves least (kind (b): fasttime_overhead()
- * reads 29 and 22 ns).  A plan of fewer than FT_SMALL_PLAN_CALLS
- * estimated node calls -- a one-row lookup, an UPDATE or INSERT of a row:
- * every statement of an OLTP server under auto_explain, nested or not --
- * cannot pay it back, and is timed by stock PostgreSQL at stock's cost,
- * with stock's numbers.  Except under EXPLAIN (inside_explain), in a
- * profiled run (a query inside one is profiled with it) and in a parallel
- * worker (its leader decided; parallel plans are not small anyway).
- * The estimate can be wrong; a plan that runs more calls than estimated
- * is then timed as stock would time it, never worse.
+ * Is this a small plan, best left as stock built it?  Wrapping a plan costs
+ * a fixed amount per query, which the cheaper clock pays back a call at a
+ * time; a plan of fewer than FT_SMALL_PLAN_CALLS estimated node calls (a
+ * one-row lookup or UPDATE) cannot pay it back.  Not under EXPLAIN, in a
+ * profiled run (a query inside one is profiled with it) or in a parallel
+ * worker (its leader decided).
  */
 #define FT_SMALL_PLAN_CALLS		8.0
 
@@ -394,14 +311,10 @@ small_plan(QueryDesc *queryDesc)
 
 /*
  * How this query's nodes are to be timed, or false to leave the plan as
- * stock built it: with fasttime.clock_source = clock_gettime (unless
- * profiled timing is asked for), and for a small plan (small_plan).
- * Profiled timing is asked for by fasttime.node_timing,
- * or by a profiled run under way around this query (a query run inside a
- * profiled node is profiled with it); it is given only to a plan whose
- * estimated node calls make it pay (ft_prof_pays: otherwise the plan is
- * timed exactly, as with node_timing = exact, and *declined says so) and
- * in a backend that can arm its tick.
+ * stock built it (clock_gettime without profiled timing, or a small plan).
+ * Profiled timing, asked for by fasttime.node_timing or by a profiled run
+ * around this query, is given only where it pays and the tick can be
+ * armed; otherwise the plan is timed exactly and *declined says why.
  */
 static bool
 choose_timer(QueryDesc *queryDesc, FtTimer *timer, FtProfDecline *declined,
@@ -428,10 +341,7 @@ choose_timer(QueryDesc *queryDesc, FtTimer *timer, FtProfDecline *declined,
 		profiled = false;
 	if (profiled)
 	{
-		/*
-		 * With the clock of the profiled run under way, if any (a query
-		 * inside it must credit the same clock), else the one in effect.
-		 */
+		/* the clock of the profiled run around us, if any, must be ours */
 		choice = query_clock_choice();
 		tsc = ft_prof_active() ? ft_prof_clock_is_tsc() : choice == FT_CHOICE_TSC;
 		*est_calls = ft_prof_estimated_calls(queryDesc->planstate,
@@ -448,10 +358,7 @@ choose_timer(QueryDesc *queryDesc, FtTimer *timer, FtProfDecline *declined,
 		}
 	}
 
-	/*
-	 * clock_gettime is stock timing, unless profiled timing is asked for
-	 * (and not declined)
-	 */
+	/* clock_gettime is stock timing, unless profiled (and not declined) */
 	if (ft_clock_setting == FT_SETTING_CLOCK_GETTIME &&
 		*declined != FT_PROF_NOT_DECLINED)
 		return false;
@@ -467,17 +374,7 @@ choose_timer(QueryDesc *queryDesc, FtTimer *timer, FtProfDecline *declined,
 	return true;
 }
 
-static inline bool
-timer_is_tsc(FtTimer timer)
-{
-	return ft_timer_is_tsc(timer);
-}
-
-/*
- * Put a query's nodes on the wrappers, and say so at DEBUG1 for tests and
- * the curious: how many nodes this walk moved, and how many are on
- * fasttime's wrappers in all (each node counted once, subplans included).
- */
+/* Put a query's nodes on the wrappers, and say so at DEBUG1 for tests. */
 static int
 wrap_query(QueryDesc *queryDesc, FtTimer timer, const char *when)
 {
@@ -488,11 +385,11 @@ wrap_query(QueryDesc *queryDesc, FtTimer timer, const char *when)
 	n = ft_wrap_query_nodes(queryDesc->planstate,
 							queryDesc->estate->es_subplanstates,
 							timer, &switched, &max_id);
-	if (timer_is_tsc(timer))
+	if (ft_timer_is_tsc(timer))
 		ft_node_timing_stats.last_query_nodes = n;
 	if (!message_level_is_interesting(DEBUG1))
 		return max_id;
-	if (timer_is_tsc(timer))
+	if (ft_timer_is_tsc(timer))
 		ereport(DEBUG1,
 				(errmsg_internal("fasttime: %d plan nodes timed with the TSC in %s at %s (%d switched)",
 								 n, IsParallelWorker() ? "parallel worker" : "backend",
@@ -507,10 +404,9 @@ wrap_query(QueryDesc *queryDesc, FtTimer timer, const char *when)
 }
 
 /*
- * ExecutorStart hook: after the plan tree exists (and whatever hook
- * before us has asked for instrumentation, as auto_explain does), put its
- * instrumented nodes on fasttime's wrappers and note how the query is
- * timed.
+ * ExecutorStart hook: once the plan tree exists (and earlier hooks, like
+ * auto_explain's, asked for instrumentation), wrap its nodes and note how
+ * the query is timed.
  */
 static void
 ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
@@ -537,7 +433,7 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	wrapped = choose_timer(queryDesc, &timer, &declined, &est_calls);
 	if (wrapped)
 	{
-		if (timer_is_tsc(timer))
+		if (ft_timer_is_tsc(timer))
 		{
 			if (!IsParallelWorker())
 				ft_publish_facts();
@@ -556,11 +452,7 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	if (declined != FT_PROF_NOT_DECLINED)
 		ft_node_timing_stats.prof_declined++;
 
-	/*
-	 * A query left as stock built it needs no note, unless EXPLAIN
-	 * (CLOCK_SOURCE) may ask what timed it: then nothing of fasttime's runs
-	 * for it at all.
-	 */
+	/* a query left to stock needs no note, unless EXPLAIN may ask */
 	if (!wrapped && !inside_explain())
 		return;
 
@@ -580,11 +472,11 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	qc->has_frames = has_frames;
 	qc->prof_declined = declined;
 	qc->est_calls = est_calls;
-	qc->tsc = wrapped && timer_is_tsc(timer);
+	qc->tsc = wrapped && ft_timer_is_tsc(timer);
 	if (wrapped && ft_timer_is_profiled(timer))
 		qc->prof = ft_prof_query_create(queryDesc->planstate,
 										queryDesc->estate->es_subplanstates,
-										max_id + 1, timer_is_tsc(timer),
+										max_id + 1, ft_timer_is_tsc(timer),
 										queryDesc->estate->es_query_cxt);
 	if (qc->tsc)
 	{
@@ -592,14 +484,9 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		qc->tsc_hz_origin = ft_get_facts()->tsc_hz_origin;
 		if (n_query_clocks > 1 && last_stamp_valid && !ft_timer_is_profiled(timer))
 		{
-			/*
-			 * Nested in an open query: start from the last stamp without
-			 * reading the TSC; check_clocks judges the gap with the rest
-			 * (nested_start_stamp).
-			 */
+			/* nested: start from the last stamp; check_clocks judges */
 			qc->tsc_start = last_stamp_tsc;
 			qc->wall_start_ns = last_stamp_wall_ns;
-			qc->start_unread = true;
 #ifdef FASTTIME_FAULT_INJECTION
 			ft_fault_stamps_reused++;
 #endif
@@ -610,15 +497,10 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 }
 
 /*
- * Does a run of this query on fasttime's wrappers need nothing from the
- * run hooks?  True for an exact-timed query none of whose nodes has a
- * frame (no buffer or WAL counts: auto_explain's default), whose time
- * unit is the one in effect, outside a parallel worker (which walks its
- * tree again at each run): its wrappers link nothing, so there is no
- * chain to restore and no frame to make current, and the run is left to
- * the executor with no PG_TRY around it -- which, with the swaps and the
- * snapshot of the usage counters, cost about as much as the node timing
- * of a one-row lookup.
+ * Does a run of this query need nothing from the run hooks?  True for an
+ * exact-timed query with no frames (auto_explain's default) whose units
+ * are in effect, outside a parallel worker: nothing to make current or
+ * restore, so the run goes without the PG_TRY and the swaps.
  */
 static inline bool
 ft_run_needs_nothing(const FtQueryClock *qc)
@@ -628,10 +510,10 @@ ft_run_needs_nothing(const FtQueryClock *qc)
 }
 
 /*
- * ExecutorRun hook: make the query's time unit (and, when profiled, its
- * frames) current while it runs.  In
- * a parallel worker, ExecParallelInitializeWorker ran between ExecutorStart
- * and now and may have re-armed stock instrumentation: walk again.
+ * ExecutorRun hook: make the query's time unit, chain and profiled frames
+ * current while it runs.  A parallel worker walks its tree again: a
+ * parallel hash join may have re-armed stock instrumentation since
+ * ExecutorStart.
  */
 static void
 ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
@@ -684,11 +566,7 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 		ft_usage_derive(query_clocks[i].derived);
 }
 
-/*
- * The note of the query running a plan, for EXPLAIN (CLOCK_SOURCE), which
- * prints after the query has finished but before ExecutorEnd; NULL when
- * the query was not noted.
- */
+/* The note of a plan's query, for EXPLAIN (CLOCK_SOURCE); NULL if none. */
 const FtQueryClock *
 ft_find_query_clock(const PlannedStmt *plannedstmt)
 {
@@ -702,8 +580,8 @@ ft_find_query_clock(const PlannedStmt *plannedstmt)
 
 /*
  * The two clocks' time over an interval, and whether they disagree beyond
- * the tolerance: 50 us, for the reads' own spread and a stamp reused
- * across a short gap, plus 0.1 %, for the TSC frequency's error.
+ * the tolerance: 50 us (the reads' spread, a reused stamp's gap) plus
+ * 0.1 % (the frequency's error).
  */
 static bool
 clocks_disagree(uint64 tsc_start, int64 wall_start, uint64 tsc_end,
@@ -721,26 +599,16 @@ clocks_disagree(uint64 tsc_start, int64 wall_start, uint64 tsc_end,
 }
 
 /*
- * Report a disagreement of the clocks, found by a query's comparison
- * (check_clocks) or by that of short nested queries left for later
- * (window: compare_pending_window); wall_end is the comparison's end by
- * clock_gettime.  Never touches a measured number.
+ * Report a disagreement of the clocks over a query, or over short nested
+ * queries compared late (window); wall_end is the comparison's end.
  *
- * Where the clocks disagree once they tend to go on disagreeing (a
- * virtual machine live-migrated to a host whose TSC runs at another rate:
- * then every query of every session does), and under auto_explain a
- * WARNING goes to applications that never asked for EXPLAIN.  So the
- * client hears of it once per backend: the first query that disagrees
- * draws the WARNING (in a parallel worker: if its leader had reported
- * none when the worker started, so several processes of that first query
- * may each warn; short nested queries, which are over when compared, are
- * reported to the server log only, as before).  Later disagreements go to
- * the server log only, at most one LOG line every FT_DISAGREEMENT_LOG_NS,
- * each saying how many were left out since the last report.  At the
- * FT_FALLBACK_AFTER-th, the backend gives the TSC up for good
- * (ft_clock_fall_back, whose LOG line reports this one), and its later
- * queries, parallel workers included, are timed with clock_gettime.  A
- * worker never falls back by itself: it lives for one query.
+ * Clocks that disagree once tend to go on (a live-migrated virtual
+ * machine), and under auto_explain a WARNING reaches applications that
+ * never asked for EXPLAIN.  So only a backend's first disagreement warns
+ * the client; later ones get at most one LOG line every
+ * FT_DISAGREEMENT_LOG_NS, and the FT_FALLBACK_AFTER-th makes the backend
+ * give the TSC up (ft_clock_fall_back).  A parallel worker, which lives for
+ * one query, never falls back by itself.
  */
 static void
 report_disagreement(int64 wall_ns, int64 tsc_ns, int64 wall_end, bool window)
@@ -811,12 +679,7 @@ report_disagreement(int64 wall_ns, int64 tsc_ns, int64 wall_end, bool window)
 		disagreements_unreported++;
 }
 
-/*
- * Compare the clocks over the short queries whose comparison was left for
- * later (check_clocks), from the last stamp to a new one taken before any
- * other query started from it.  A disagreement there is reported to the
- * server log (report_disagreement): those queries are over.
- */
+/* Compare the clocks over the short queries left for later (check_clocks). */
 static void
 compare_pending_window(uint64 tsc_end, int64 wall_end)
 {
@@ -830,25 +693,15 @@ compare_pending_window(uint64 tsc_end, int64 wall_end)
 }
 
 /*
- * Compare the clocks over a TSC-timed query.  On disagreement, remember it
- * for EXPLAIN (CLOCK_SOURCE) and report it (report_disagreement: once to
- * the client, then sparingly to the server log); never touch a measured
- * number.
+ * Compare the clocks over a TSC-timed query, and on disagreement remember
+ * it for EXPLAIN (CLOCK_SOURCE) and report it.
  *
- * A short query nested in another one that is still open (a statement of
- * a PL/pgSQL function, under auto_explain with log_nested_statements) is
- * not compared on its own: while the TSC says less than FT_STAMP_REUSE_NS
- * have passed since the stamp it started from, its comparison is left to
- * the next one, which starts from that same stamp -- at the end of the
- * next query that is not so short, at the start of the next query that
- * takes a stamp of its own, and at the latest at the end of the outermost
- * query, which is always compared, or of the transaction.  The pair of
- * reads a comparison takes costs as much as the node timing of a one-row
- * lookup.  Nothing goes unseen: a TSC that jumped forward by more than
- * the tolerance during the query makes it look longer than
- * FT_STAMP_REUSE_NS and it is compared at once; one that jumped back
- * makes it look negative (compared at once) or shorter than it was, by
- * the jump, which the comparison that follows sees whole.
+ * A nested query shorter than FT_STAMP_REUSE_NS by the TSC is left to the
+ * next comparison, which starts from the same stamp (at the latest the
+ * outermost query's, or the transaction's end): a pair of reads costs as
+ * much as the node timing of a one-row lookup.  A TSC jump still shows: it
+ * makes the query look long or negative (compared at once), or short by
+ * the jump, which the next comparison sees whole.
  */
 static void
 check_clocks(FtQueryClock *qc)
@@ -861,12 +714,7 @@ check_clocks(FtQueryClock *qc)
 	if (n_query_clocks > 1 && last_stamp_valid &&
 		last_stamp_tsc == qc->tsc_start && last_stamp_wall_ns == qc->wall_start_ns)
 	{
-		/*
-		 * The TSC as the query's last exact call left it (a later read is
-		 * only needed when no call of this process read it since the
-		 * query started from the stamp), which bounds every read its nodes
-		 * took, and which is no earlier than its start.
-		 */
+		/* the TSC as the last exact call read it, if since the start */
 		uint64		now = ft_node_last_tsc >= qc->tsc_start &&
 			!ft_timer_is_profiled(qc->timer) ? ft_node_last_tsc : ft_node_ticks();
 
@@ -900,10 +748,7 @@ check_clocks(FtQueryClock *qc)
 	qc->tsc_ns = tsc_ns;
 }
 
-/*
- * Compare the clocks over the short queries still to be compared, if any:
- * at the end of a transaction, when no query is left open to do it.
- */
+/* At transaction end, compare the short queries still to be compared. */
 static void
 compare_pending_now(void)
 {
@@ -917,10 +762,9 @@ compare_pending_now(void)
 }
 
 /*
- * ExecutorFinish hook: the plan's last nodes (deferred ModifyTable work)
- * run here, under the query's time unit and frames.  Afterwards the plan
- * has run (in a parallel worker, its instrumentation is about to be
- * reported to the leader): compare the clocks over the whole query.
+ * ExecutorFinish hook: run the plan's last nodes (deferred ModifyTable
+ * work) as ExecutorRun runs the rest, then compare the clocks over the
+ * whole query.
  */
 static void
 ft_ExecutorFinish(QueryDesc *queryDesc)
@@ -942,11 +786,8 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	}
 
 	/*
-	 * No node of the plan runs here unless it has secondary ModifyTable
-	 * nodes to run to completion (a WITH ... UPDATE whose RETURNING rows
-	 * were not all read); AFTER triggers' queries are queries of their
-	 * own.  Then this run needs nothing of ours: in particular a profiled
-	 * query neither makes its frames current nor arms the tick again.
+	 * No node runs here without secondary ModifyTable nodes (AFTER
+	 * triggers' queries are their own): then this needs nothing of ours.
 	 */
 	if (queryDesc->estate->es_auxmodifytables == NIL ||
 		ft_run_needs_nothing(&query_clocks[i]))
@@ -992,17 +833,11 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 }
 
 /*
- * auto_explain logs a plan whose run took at least its log_min_duration,
- * with node times that, in a profiled query, are estimates; it passes no
- * extension option, so EXPLAIN (CLOCK_SOURCE)'s Node Timing line cannot
- * be in what it logs, and before 18 there is no such option at all.  So
- * when a profiled query (one that switched to ticks) ends outside EXPLAIN
- * after running at least that long, by the clock auto_explain reads
- * (the query-level instrumentation it allocates), the server log gets the
- * same line on its own: how long the run was timed exactly, the ticks,
- * and the error of a node holding 10 % of the time.  Whether auto_explain
- * sampled the query needs no test: it asks for no instrumentation of a
- * query it does not sample, and such a query is never profiled.
+ * auto_explain cannot print EXPLAIN (CLOCK_SOURCE)'s Node Timing line, so
+ * a profiled query that switched to ticks and ran at least
+ * auto_explain.log_min_duration (by auto_explain's own clock) gets that
+ * line in the server log on its own.  A query auto_explain did not sample
+ * is never profiled.
  */
 static void
 log_profile_for_auto_explain(QueryDesc *queryDesc, const FtQueryClock *qc)
@@ -1029,10 +864,7 @@ log_profile_for_auto_explain(QueryDesc *queryDesc, const FtQueryClock *qc)
 	pfree(buf.data);
 }
 
-/*
- * ExecutorEnd hook: the query is over; forget its note.  Only its own: a
- * cursor may end while queries started after it are still open.
- */
+/* ExecutorEnd hook: forget the query's note (only its own: cursors). */
 static void
 ft_ExecutorEnd(QueryDesc *queryDesc)
 {
@@ -1051,10 +883,8 @@ ft_ExecutorEnd(QueryDesc *queryDesc)
 }
 
 /*
- * At the end of a top-level transaction no executor is left running
- * (holdable cursors have been run to completion before commit), so any
- * note still here belongs to a query whose memory is going too.  The
- * memory callbacks catch those already; this is a backstop.
+ * At the end of a top-level transaction no executor is left running, so
+ * no note or frame can be in use: a backstop to the memory callbacks.
  */
 static void
 ft_xact_callback(XactEvent event, void *arg)
@@ -1088,10 +918,7 @@ next_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 								params, queryEnv, dest, qc);
 }
 
-/*
- * ProcessUtility hook: count the EXPLAIN statements under way (see
- * inside_explain).  Any other utility statement passes straight through.
- */
+/* ProcessUtility hook: count the EXPLAINs under way (inside_explain). */
 static void
 ft_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 				  bool readOnlyTree, ProcessUtilityContext context,

@@ -23,13 +23,10 @@ extern int	ft_ordered_reads;
 typedef struct FtNodeTimingStats
 {
 	int64		queries;		/* queries whose nodes were TSC-timed */
-	int			last_query_nodes;	/* TSC-timed nodes in the latest one,
-									 * each counted once */
+	int			last_query_nodes;	/* TSC-timed nodes in the latest one */
 	int64		disagreements;	/* queries where the TSC disagreed */
-	int			last_query_derived; /* nodes of the latest query on the
-									 * wrappers whose usage is derived */
-	int64		prof_declined;	/* queries that asked for profiled timing
-								 * and were timed exactly (FtProfDecline) */
+	int			last_query_derived; /* its nodes whose usage is derived */
+	int64		prof_declined;	/* queries timed exactly (FtProfDecline) */
 	int64		small_plans;	/* small plans left as stock built them */
 } FtNodeTimingStats;
 
@@ -44,10 +41,8 @@ typedef enum FtProfDecline
 } FtProfDecline;
 
 /*
- * What timed one instrumented query, noted at ExecutorStart and kept until
- * its executor state goes away: for the clock cross-check at
- * ExecutorFinish, and for EXPLAIN (CLOCK_SOURCE), which prints between
- * ExecutorFinish and ExecutorEnd.
+ * What timed one instrumented query, from ExecutorStart until its executor
+ * state goes away: for the clock check and EXPLAIN (CLOCK_SOURCE).
  */
 typedef struct FtQueryClock
 {
@@ -58,13 +53,10 @@ typedef struct FtQueryClock
 	bool		wrapped;		/* its nodes are on fasttime's wrappers */
 	FtTimer		timer;			/* with this timer, when wrapped */
 	FtProfQuery *prof;			/* its frames, when profiled */
-	struct FtUsageDerived *derived; /* its nodes whose buffer and WAL
-									 * usage is derived (usage.h) */
+	struct FtUsageDerived *derived; /* its nodes whose usage is derived */
 	bool		has_frames;		/* some of its nodes have frames (usage.h) */
-	FtProfDecline prof_declined;	/* profiled timing was asked for, but
-									 * the query was timed exactly */
-	double		est_calls;		/* its plan's estimated node calls, when
-								 * profiled timing was asked for */
+	FtProfDecline prof_declined;	/* why profiled timing was declined */
+	double		est_calls;		/* estimated node calls, if profiled asked */
 	FtInstrUnits units;			/* the unit its nodes' times are written in */
 	bool		tsc;			/* its nodes were timed with the TSC */
 	bool		checked;		/* ExecutorFinish compared the clocks */
@@ -73,8 +65,6 @@ typedef struct FtQueryClock
 	int64_t		tsc_ns;			/* when checked */
 	double		tsc_hz;			/* the frequency converting its ticks */
 	FtFreqOrigin tsc_hz_origin; /* where that frequency came from */
-	bool		start_unread;	/* started from the last stamp unread (nested:
-								 * see ft_ExecutorStart) */
 	uint64_t	tsc_start;		/* both clocks at start, when tsc */
 	int64_t		wall_start_ns;
 } FtQueryClock;

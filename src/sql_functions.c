@@ -1,28 +1,17 @@
 /*-------------------------------------------------------------------------
  *
  * sql_functions.c
- *	  SQL-callable functions that answer pg_test_timing's question from
- *	  inside the server, for every clock source fasttime knows, and that
- *	  explain what fasttime decided and why.
- *
- * Users of managed PostgreSQL cannot run pg_test_timing, so the same loop
- * runs here: read a clock over and over for a while and record how far
- * apart consecutive reads are.  One call measures every source usable on
- * the machine, one after the other, so the results can be compared side
- * by side.
+ *	  SQL-callable functions: pg_test_timing's loop run inside the server
+ *	  (where users of managed PostgreSQL cannot run pg_test_timing) for
+ *	  every clock source, and what fasttime decided and why.
  *
  *	fasttime_histogram	log2 histogram of the deltas, lowest bucket first
- *	fasttime_overhead	the headline: cost per read and a verdict; with
- *						source 'profile_tick', what a tick of profiled
- *						timing costs instead
+ *	fasttime_overhead	cost per read and a verdict; or a profiled tick's
  *	fasttime_status		the cached facts and decisions (measures nothing)
  *	fasttime_drift		TSC against clock_gettime over one interval
  *
- * The measuring functions burn a CPU on purpose; the extension script
- * revokes them from PUBLIC and grants them to pg_monitor.
- *
- * Every clock read goes through src/ticks.h, so what is measured here is
- * exactly what the node wrapper and the start-up measurements use.
+ * The measuring functions burn a CPU on purpose (pg_monitor only).  Every
+ * clock read goes through ticks.h, as the node wrappers' do.
  *
  * src/sql_functions.c
  *
@@ -57,28 +46,19 @@ PG_FUNCTION_INFO_V1(fasttime_drift);
 /* longest measurement one call may ask for, per source, in seconds */
 #define FT_MAX_DURATION_S	60.0
 
-/*
- * Shortest: 10 ms is a few hundred thousand reads of any usable clock, and
- * puts the few tens of ns by which fasttime_drift's paired reads can miss
- * each other at a few ppm.  Below it the results are noise presented as
- * measurements (1 ns gave one loop and a "fine" verdict, or a drift of
- * millions of ppm).
- */
+/* shortest: below 10 ms the results are noise presented as measurements */
 #define FT_MIN_DURATION_S	0.01
 
 /*
- * Deltas below FT_EXACT_NS nanoseconds are counted one nanosecond apart,
- * so medians and percentiles of any reasonable clock are exact; larger
- * ones only by power-of-two bucket.  A power of two, so that every log2
- * bucket lies wholly on one side.  Memory is fixed whatever the duration.
+ * Deltas below FT_EXACT_NS ns are counted per ns, so the quantiles of any
+ * reasonable clock are exact; larger ones by log2 bucket (a power of two,
+ * so that no bucket straddles it).
  */
 #define FT_EXACT_NS			2048
 
 /*
- * log2 buckets: bucket 0 holds deltas of 0 ns, bucket b >= 1 holds
- * [2^(b-1), 2^b) ns.  The last one also takes anything larger, which a
- * run of at most 60 s cannot produce anyway; stopping there keeps every
- * upper bound within a bigint.
+ * log2 buckets: bucket 0 holds 0 ns, bucket b >= 1 [2^(b-1), 2^b) ns; the
+ * last also takes anything larger, keeping every bound within a bigint.
  */
 #define FT_LOG2_BUCKETS		63
 
@@ -93,10 +73,9 @@ PG_FUNCTION_INFO_V1(fasttime_drift);
 #define FT_BAD_NS_PER_READ		500.0
 
 /*
- * fasttime_overhead's source for the cost of a tick of profiled timing
- * (not a clock: fasttime_histogram does not know it), and the shares of a
- * profiled run's CPU time, at fasttime.profile_interval, under which the
- * ticks are fine and over which they are bad.
+ * fasttime_overhead's source for a profiled tick's cost (not a clock), and
+ * the shares of a profiled run's CPU time under which the ticks are fine,
+ * and over which bad.
  */
 #define FT_TICK_SOURCE			"profile_tick"
 #define FT_FINE_TICK_SHARE		0.02
@@ -201,12 +180,10 @@ ft_reader_ns(FtReader reader, uint64 from, uint64 to)
 }
 
 /*
- * pg_test_timing's loop: read the clock, record the distance from the
- * previous read, until the clock itself says the time is up.  Each delta
- * costs one counter increment and two comparisons, so what is measured
- * is almost entirely the read; cancel is checked every
- * FT_INTERRUPT_EVERY reads, a few milliseconds even for the slowest
- * clocks.  Generated once per reader by ft_run_source.
+ * pg_test_timing's loop: read the clock and record the distance from the
+ * previous read until the clock says the time is up.  The bookkeeping is
+ * a few instructions, so what is measured is almost entirely the read.
+ * Generated once per reader by ft_run_source.
  */
 static pg_attribute_always_inline void
 ft_timing_loop(FtReader reader, uint64 limit, FtTimingRun *run)
@@ -246,11 +223,7 @@ ft_timing_loop(FtReader reader, uint64 limit, FtTimingRun *run)
 	run->max_ns = max_ns;
 }
 
-/*
- * Measure one source for the given number of seconds.  The result is
- * palloc'd in the caller's context: its size is fixed, and an error or a
- * cancel in the middle frees it with the context.
- */
+/* Measure one source for duration seconds (palloc'd: a cancel frees it). */
 static FtTimingRun *
 ft_run_source(FtSource source, double duration)
 {
@@ -282,9 +255,7 @@ ft_run_source(FtSource source, double duration)
 
 /*
  * Check a duration argument.  NULL gives no rows, like a strict function
- * (the functions cannot be STRICT because a NULL source means "every
- * source"); anything outside [0.01, 60] seconds is an error, which also
- * catches NaN and infinity.
+ * (the functions are not STRICT: a NULL source means every source).
  */
 static bool
 ft_get_duration(FunctionCallInfo fcinfo, int argno, double *duration)
@@ -308,11 +279,9 @@ ft_get_duration(FunctionCallInfo fcinfo, int argno, double *duration)
 }
 
 /*
- * Which sources to measure: the named one, which must exist and be usable
- * here, or with NULL every source usable here.  The TSC counts as usable
- * when it could be read and converted correctly, even where auto does not
- * choose it: the point is to compare.  Returns the number of sources put
- * in sources[].
+ * Which sources to measure, into sources[]: the named one, which must be
+ * usable here, or with NULL every usable one (the TSC even where auto does
+ * not choose it: the point is to compare).  Returns how many.
  */
 static int
 ft_get_sources(FunctionCallInfo fcinfo, int argno, FtSource *sources)
@@ -373,10 +342,8 @@ ft_bucket_count(const FtTimingRun *run, int b)
 
 /*
  * The smallest delta with at least fraction q of all deltas at or below
- * it.  Exact below FT_EXACT_NS; above, the largest value the containing
- * log2 bucket admits (its upper bound less 1 ns), but never more than the
- * largest delta seen: an upper bound for the true value, less than twice
- * too big.
+ * it: exact below FT_EXACT_NS, above an upper bound less than twice too
+ * big (the bucket's top, capped at the largest delta seen).
  */
 static uint64
 ft_quantile(const FtTimingRun *run, double q)
@@ -401,11 +368,7 @@ ft_quantile(const FtTimingRun *run, double q)
 	return run->max_ns;
 }
 
-/*
- * A text bar for psql: FT_BAR_WIDTH '#' at 100 %, and a single '.' for a
- * bucket that is not empty but too small for a '#', so rare outliers stay
- * visible.
- */
+/* A text bar: FT_BAR_WIDTH '#' at 100 %, '.' for rare outliers. */
 static char *
 ft_bar(uint64 count, double percent)
 {
@@ -424,10 +387,9 @@ typedef void (*FtEmitRows) (ReturnSetInfo *rsinfo, FtSource source,
 							const FtTimingRun *run);
 
 /*
- * The body shared by fasttime_histogram and fasttime_overhead: check the
- * arguments (duration, source), measure each requested source in turn and
- * let emit turn each run into rows.  Every argument is checked before
- * anything is measured, so a mistake costs no time.
+ * The body of fasttime_histogram and fasttime_overhead: check every
+ * argument before measuring anything, then measure each source in turn
+ * and let emit turn each run into rows.
  */
 static void
 ft_measure_sources(FunctionCallInfo fcinfo, FtEmitRows emit)
@@ -452,12 +414,9 @@ ft_measure_sources(FunctionCallInfo fcinfo, FtEmitRows emit)
 }
 
 /*
- * fasttime_histogram's rows for one source.  They run from bucket 0 up to
- * the largest non-empty bucket, empty ones in between included, so that
- * the runs of different sources line up row by row; lowest bucket first,
- * because the first rows are the ones to look at (on a good clock nearly
- * everything is there).  cumulative_percent is computed from counts, so it
- * ends at exactly 100.
+ * fasttime_histogram's rows for one source: every bucket from 0 to the
+ * largest non-empty one, so that sources line up row by row.
+ * cumulative_percent is computed from counts, so it ends at exactly 100.
  */
 static void
 ft_histogram_rows(ReturnSetInfo *rsinfo, FtSource source,
@@ -487,10 +446,7 @@ ft_histogram_rows(ReturnSetInfo *rsinfo, FtSource source,
 	}
 }
 
-/*
- * fasttime_histogram(duration, source): pg_test_timing's histogram, for
- * each source in one call so they can be compared side by side.
- */
+/* fasttime_histogram(duration, source): pg_test_timing's histogram. */
 Datum
 fasttime_histogram(PG_FUNCTION_ARGS)
 {
@@ -499,11 +455,8 @@ fasttime_histogram(PG_FUNCTION_ARGS)
 }
 
 /*
- * The verdict on a clock, in the terms of the pg_test_timing discussion:
- * under about 50 ns a read, timing every plan node is harmless; over about
- * 500 ns it distorts the results; in between, be careful.  A clock whose
- * reads mostly return the same time fails whatever its cost: it cannot
- * time anything short.
+ * The verdict on a clock, by the pg_test_timing discussion's guideline.  A
+ * clock whose reads mostly return the same time cannot time anything short.
  */
 static char *
 ft_verdict(double ns_per_loop, uint64 median_ns)
@@ -521,11 +474,9 @@ ft_verdict(double ns_per_loop, uint64 median_ns)
 }
 
 /*
- * fasttime_overhead's row for one source: the cost per loop (one read plus
- * the bookkeeping, as pg_test_timing reports it), the distribution of the
- * deltas and a verdict in plain words.  median_ns and p99_ns are exact
- * below FT_EXACT_NS ns, otherwise upper bounds from the log2 histogram
- * (see ft_quantile).
+ * fasttime_overhead's row for one source: the cost per loop (as
+ * pg_test_timing reports it), the deltas' distribution (ft_quantile) and a
+ * verdict in plain words.
  */
 static void
 ft_overhead_row(ReturnSetInfo *rsinfo, FtSource source,
@@ -547,11 +498,7 @@ ft_overhead_row(ReturnSetInfo *rsinfo, FtSource source,
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
-/*
- * The verdict on profiled timing's ticks, like ft_verdict's on a clock:
- * what share of a profiled run's CPU time the ticks take at the current
- * fasttime.profile_interval (less once they lengthen in a long run).
- */
+/* The verdict on profiled ticks: their share of a profiled run's CPU time. */
 static char *
 ft_tick_verdict(double cost_ns)
 {
@@ -572,14 +519,10 @@ ft_tick_verdict(double cost_ns)
 }
 
 /*
- * fasttime_overhead's row for source 'profile_tick': what one tick of
- * profiled timing costs the backend it interrupts, in CPU time.  It is
- * measured once per backend, in about 170 ms whatever the duration, by
- * the measurement fasttime_status() used to run on its first call (see
- * ft_prof_tick_cost_ns), and kept: fasttime_status() shows it from then
- * on.  Only ns_per_loop and median_ns have a value (the cost is the
- * median of eight estimates, each over many ticks); nothing is measured
- * inside a profiled run of this backend, whose own ticks would be counted.
+ * fasttime_overhead's row for source 'profile_tick': the CPU time one tick
+ * of profiled timing costs, measured once per backend whatever the
+ * duration (ft_prof_tick_cost_ns) and never inside a profiled run.  Only
+ * ns_per_loop and median_ns have a value.
  */
 static void
 ft_tick_row(ReturnSetInfo *rsinfo)
@@ -612,11 +555,9 @@ ft_tick_row(ReturnSetInfo *rsinfo)
 }
 
 /*
- * fasttime_overhead(duration, source): the headline of pg_test_timing, a
- * row per source, for a DBA deciding whether per-node timing is
- * affordable here.  Source 'profile_tick' asks instead what profiled
- * timing's ticks cost (ft_tick_row); the duration is checked as for any
- * source, and a NULL one gives no row, but it does not apply.
+ * fasttime_overhead(duration, source): pg_test_timing's headline, a row per
+ * source; 'profile_tick' asks what profiled ticks cost (the duration is
+ * checked, but does not apply).
  */
 Datum
 fasttime_overhead(PG_FUNCTION_ARGS)
@@ -665,11 +606,8 @@ ft_status_bool(bool b)
 
 /*
  * fasttime_status(): everything fasttime knows and decided, one fact a
- * row, so a DBA without a shell can see why timing is what it is.  It
- * reports the cached facts (detecting them the first time, if the library
- * was not preloaded) and measures nothing, so it is safe for PUBLIC: the
- * cost of a profiled timing tick is shown once fasttime_overhead(source
- * => 'profile_tick') has measured it in this backend, NULL before.
+ * row, for a DBA without a shell.  It measures nothing (the facts are
+ * cached), so it is safe for PUBLIC.
  */
 Datum
 fasttime_status(PG_FUNCTION_ARGS)
@@ -788,22 +726,20 @@ fasttime_status(PG_FUNCTION_ARGS)
 	ft_status_row(rsinfo, "wrapper_vector_code", ft_wrappers_isa());
 	ft_status_row(rsinfo, "wrapper_vector_reason", ft_wrappers_isa_reason());
 #ifdef FASTTIME_FAULT_INJECTION
-	{
-		ft_status_row(rsinfo, "fault_wrapper_start_reads_plain",
-					  psprintf(UINT64_FORMAT, ft_fault_wrapper_reads[0]));
-		ft_status_row(rsinfo, "fault_wrapper_start_reads_ordered",
-					  psprintf(UINT64_FORMAT, ft_fault_wrapper_reads[1]));
-		ft_status_row(rsinfo, "fault_wrapper_stop_reads_plain",
-					  psprintf(UINT64_FORMAT, ft_fault_wrapper_reads[2]));
-		ft_status_row(rsinfo, "fault_wrapper_stop_reads_ordered",
-					  psprintf(UINT64_FORMAT, ft_fault_wrapper_reads[3]));
-		ft_status_row(rsinfo, "fault_clock_stamps_taken",
-					  psprintf(UINT64_FORMAT, ft_fault_stamps_taken));
-		ft_status_row(rsinfo, "fault_clock_stamps_reused",
-					  psprintf(UINT64_FORMAT, ft_fault_stamps_reused));
-		ft_status_row(rsinfo, "fault_clock_checks_deferred",
-					  psprintf(UINT64_FORMAT, ft_fault_checks_deferred));
-	}
+	ft_status_row(rsinfo, "fault_wrapper_start_reads_plain",
+				  psprintf(UINT64_FORMAT, ft_fault_wrapper_reads[0]));
+	ft_status_row(rsinfo, "fault_wrapper_start_reads_ordered",
+				  psprintf(UINT64_FORMAT, ft_fault_wrapper_reads[1]));
+	ft_status_row(rsinfo, "fault_wrapper_stop_reads_plain",
+				  psprintf(UINT64_FORMAT, ft_fault_wrapper_reads[2]));
+	ft_status_row(rsinfo, "fault_wrapper_stop_reads_ordered",
+				  psprintf(UINT64_FORMAT, ft_fault_wrapper_reads[3]));
+	ft_status_row(rsinfo, "fault_clock_stamps_taken",
+				  psprintf(UINT64_FORMAT, ft_fault_stamps_taken));
+	ft_status_row(rsinfo, "fault_clock_stamps_reused",
+				  psprintf(UINT64_FORMAT, ft_fault_stamps_reused));
+	ft_status_row(rsinfo, "fault_clock_checks_deferred",
+				  psprintf(UINT64_FORMAT, ft_fault_checks_deferred));
 #endif
 	ft_status_row(rsinfo, "open_query_notes",
 				  psprintf("%d", ft_open_query_notes()));
@@ -821,16 +757,11 @@ ft_read_monotonic_raw_ns(void)
 }
 
 /*
- * fasttime_drift(duration): how long one interval took by the TSC
- * (converted as plan nodes' times are), by clock_gettime (CLOCK_MONOTONIC,
- * the clock stock PostgreSQL times with) and by CLOCK_MONOTONIC_RAW.
- * NTP and chrony slew CLOCK_MONOTONIC by up to 500 ppm to steer the
- * system time, and the TSC frequency was calibrated against the unslewed
- * CLOCK_MONOTONIC_RAW; so drift_raw_ppm shows whether the conversion is
- * right (a few ppm), and drift_ppm how far the TSC's times are from the
- * ones stock timing would give right now.  The backend sleeps on its
- * latch meanwhile, so it burns no CPU, may migrate between CPUs (which a
- * TSC in step across CPUs must survive) and answers cancel at once.
+ * fasttime_drift(duration): one interval by the TSC (converted as node
+ * times are), by clock_gettime (CLOCK_MONOTONIC, which NTP slews) and by
+ * CLOCK_MONOTONIC_RAW (which the calibration used): drift_raw_ppm checks
+ * the conversion, drift_ppm compares with stock timing now.  The backend
+ * sleeps on its latch meanwhile, free to migrate between CPUs.
  */
 Datum
 fasttime_drift(PG_FUNCTION_ARGS)

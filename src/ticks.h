@@ -5,35 +5,18 @@
  *	  ticks to nanoseconds.
  *
  * The counter is the TSC on x86-64 (RDTSC; ordered: LFENCE;RDTSC, or
- * RDTSCP) and the architected generic timer's virtual count on aarch64
- * (MRS CNTVCT_EL0; ordered: ISB;MRS, the ISB making the read wait for
- * every earlier instruction, as the architecture documents for CNTVCT_EL0
- * reads that must not be hoisted).  The node wrappers' ordered read is
- * LFENCE;RDTSC (ft_node_ticks_ordered()); RDTSCP is read only by the
- * calibration, the measured cost of an ordered read (ns_per_read_tsc_ordered)
- * and fasttime_overhead()'s tsc_ordered source, on CPUs that have it.
- * Most of fasttime says
- * "TSC" in its identifiers for either; what users read names the clock of
- * the architecture (see ft_counter_name()).
- *
- * Everything here is inline and free of PostgreSQL server dependencies so
- * that the node wrapper, the SQL measurement functions and the standalone
- * unit tests all share one implementation of each clock read and of the
+ * RDTSCP) and CNTVCT_EL0 on aarch64 (ordered: ISB;MRS); identifiers say
+ * "TSC" for either.  All inline and free of server dependencies, so the
+ * wrappers, the SQL functions and the unit tests share each read and the
  * conversion.
  *
- * The conversion is ns = (ticks * mult + 2^(FT_CONV_SHIFT-1)) >>
- * FT_CONV_SHIFT, rounded to the nearest nanosecond, with mult precomputed
- * from the counter frequency.  With a 32-bit shift the rounding of
- * mult costs at most 0.5 / mult: about 1 ppb at 10 GHz and 12 ppb at the
- * 100 GHz upper limit, far below the calibration's own uncertainty.  The
- * product is formed in 128 bits, and on x86-64 frequencies below 600 MHz
- * are refused, so that no interval a 63-bit tick delta can express (over
- * 480 years) overflows 64 bits of nanoseconds.  aarch64 counters run at
- * 1 MHz to 1 GHz (CNTFRQ_EL0: 19.2, 25, 50, 62.5 MHz are common, 1 GHz
- * from Armv8.6), so there the floor is FT_CONV_MIN_HZ = 1 MHz and a
- * conversion beyond 2^64 ns saturates instead.  A negative delta (the TSCs of
- * two CPUs are not perfectly in step, so a process that migrates can see time go backwards
- * by a few tens of nanoseconds) counts as zero.
+ * The conversion is ns = (ticks * mult + 2^31) >> 32, rounded to nearest,
+ * mult precomputed from the frequency (its rounding costs at most 12 ppb
+ * at 100 GHz), the product in 128 bits.  On x86-64 frequencies below
+ * 600 MHz are refused, so that no 63-bit delta overflows 64 bits of
+ * nanoseconds; aarch64 counters go down to 1 MHz, and a conversion beyond
+ * 2^64 ns saturates there.  A negative delta (CPUs' TSCs slightly out of
+ * step) counts as zero.
  *
  * src/ticks.h
  *
@@ -46,11 +29,7 @@
 #include <stdint.h>
 #include <time.h>
 
-/*
- * FT_HAVE_TSC: the x86-64 TSC and CPUID are there.  FT_HAVE_ARCH_COUNTER:
- * the aarch64 generic timer (CNTVCT_EL0, CNTFRQ_EL0) is.  FT_HAVE_COUNTER:
- * either, i.e. fasttime has a counter clock on this build.
- */
+/* the x86-64 TSC and CPUID, the aarch64 generic timer, or either */
 #if defined(__x86_64__) && defined(__SIZEOF_INT128__) && \
 	(defined(__GNUC__) || defined(__clang__))
 #define FT_HAVE_TSC 1
@@ -66,10 +45,7 @@
 #endif
 #define FT_HAVE_COUNTER (FT_HAVE_TSC || FT_HAVE_ARCH_COUNTER)
 
-/*
- * Lowest counter frequency the conversion accepts on this build (see the
- * head of this file); FT_CONV_MAX_HZ the highest.
- */
+/* the counter frequencies the conversion accepts on this build */
 #if FT_HAVE_ARCH_COUNTER
 #define FT_CONV_MIN_HZ 1e6
 #else
@@ -88,12 +64,9 @@ typedef struct FtTickConv
 } FtTickConv;
 
 /*
- * Compute the multiplier for a counter running at hz ticks per second.
- *
- * Done once, when the frequency becomes known; the hot path never divides.
- * Returns false (and leaves *conv zeroed) for frequencies the conversion
- * cannot represent exactly enough, so a bogus frequency can never turn into
- * silently wrong times.
+ * Compute the multiplier for hz once, so that the hot path never divides;
+ * false (and *conv zeroed) for a frequency it cannot convert exactly
+ * enough, so a bogus frequency never turns into silently wrong times.
  */
 static inline bool
 ft_conv_init(FtTickConv *conv, double hz)
@@ -102,11 +75,7 @@ ft_conv_init(FtTickConv *conv, double hz)
 
 	conv->mult = 0;
 	conv->hz = 0;
-	/*
-	 * Below 600 MHz, 2^63 ticks would exceed 2^64 ns; no invariant TSC runs
-	 * that slowly (an aarch64 build saturates instead, and takes counters
-	 * down to 1 MHz).  Above 100 GHz mult loses precision.  NaN fails both.
-	 */
+	/* NaN fails both */
 	if (!(hz >= FT_CONV_MIN_HZ && hz <= FT_CONV_MAX_HZ))
 		return false;
 	m = (1e9 * 4294967296.0) / hz;
@@ -116,15 +85,9 @@ ft_conv_init(FtTickConv *conv, double hz)
 }
 
 /*
- * Convert a tick delta to nanoseconds, rounded to the nearest nanosecond.
- * Negative deltas count as zero.
- *
- * Rounding, not truncating: the node wrapper converts every call of every
- * node separately and sums the results, so truncation would lose half a
- * nanosecond per call on average (1-3 % of a node that costs 20-40 ns a
- * call).  Adding half of 2^FT_CONV_SHIFT before the shift makes each
- * conversion unbiased, at the cost of one addition: no division and no
- * branch beyond the sign test.
+ * Convert a tick delta to nanoseconds, rounded to nearest (negative: 0).
+ * Rounding, because each call's time is converted separately and summed:
+ * truncating would lose half a nanosecond a call.
  */
 static inline uint64_t
 ft_ticks_to_ns(const FtTickConv *conv, int64_t delta)
@@ -160,12 +123,8 @@ ft_ticks_to_ns(const FtTickConv *conv, int64_t delta)
 		return 0;
 
 	/*
-	 * Platforms without __int128 (and so without the TSC path): the same
-	 * 128-bit product and rounding, from four 32x32-bit partial products.
-	 * Exact for every multiplier and every 63-bit delta; the result fits 64
-	 * bits for the frequencies ft_conv_init accepts.  (Multiplying only the
-	 * high half of the delta separately, as this once did, overflowed below
-	 * 1 GHz, where mult exceeds 2^32.)
+	 * Without __int128 (and so without a counter): the same 128-bit
+	 * product and rounding, from four 32x32-bit partial products.
 	 */
 	d = (uint64_t) delta;
 	d_lo = d & 0xffffffffu;
@@ -189,13 +148,9 @@ ft_ticks_to_ns(const FtTickConv *conv, int64_t delta)
 }
 
 /*
- * Plain RDTSC: not ordered with respect to surrounding instructions, so it
- * can be taken while a load issued before it is still waiting on memory.
- * The node wrappers read it only where fasttime.ordered_reads asks for
- * plain reads (off); by default (on) they read ft_read_tsc_lfence() at
- * both ends of a call, so that the latency of a call's cache misses is
- * not paid after its read and credited to its parent.  Also read by the tick of profiled timing, the
- * clock cross-check's stamps and fasttime_overhead()'s tsc source.
+ * Plain RDTSC: not ordered, so it can be taken while an earlier load still
+ * waits on memory, whose latency then lands after the read.  The wrappers
+ * use it only with fasttime.ordered_reads = off.
  */
 static inline uint64_t
 ft_read_tsc(void)
@@ -214,12 +169,8 @@ ft_read_tsc(void)
 }
 
 /*
- * LFENCE;RDTSC: the ordered read for CPUs without RDTSCP.  LFENCE is
- * dispatch-serializing on Intel, and on AMD when CPUID 0x80000021 EAX bit 2
- * says so.  On aarch64 the ordered read is ISB;MRS CNTVCT_EL0: the ISB
- * flushes the pipeline, so the counter is read after every earlier
- * instruction has completed (the "memory" clobber also keeps the compiler
- * from moving memory accesses across it).
+ * LFENCE;RDTSC: the ordered read (LFENCE is dispatch-serializing on Intel,
+ * and on AMD where CPUID 0x80000021 EAX bit 2 says so); on aarch64 ISB;MRS.
  */
 static inline uint64_t
 ft_read_tsc_lfence(void)
@@ -237,11 +188,7 @@ ft_read_tsc_lfence(void)
 #endif
 }
 
-/*
- * CNTFRQ_EL0: the frequency of the aarch64 system counter as the firmware
- * programmed it, in Hz; 0 elsewhere.  Firmware has been known to get it
- * wrong, so it is only a candidate that calibration must confirm.
- */
+/* CNTFRQ_EL0 in Hz (0 elsewhere): firmware's, for calibration to confirm */
 static inline uint64_t
 ft_read_counter_frequency(void)
 {
@@ -260,10 +207,7 @@ ft_read_counter_frequency(void)
 extern bool ft_fault_no_real_rdtscp;
 #endif
 
-/*
- * RDTSCP: waits for earlier instructions to retire before reading.  Only
- * called where the facts say the CPU has it (both CPUID and the kernel).
- */
+/* RDTSCP: only where the facts say the CPU has it. */
 static inline uint64_t
 ft_read_tsc_rdtscp(void)
 {
@@ -284,10 +228,8 @@ ft_read_tsc_rdtscp(void)
 }
 
 /*
- * The reads the node wrappers do: plain, and ordered (LFENCE;RDTSC; whether
- * a call's two reads are ordered is fasttime.ordered_reads, default on).  A fault-injection build (compiled with -DFASTTIME_FAULT_INJECTION,
- * never a normal build) routes them through a replaceable source so tests
- * can make the TSC jump or crawl.
+ * The node wrappers' reads, plain and ordered; a fault build routes them
+ * through a source tests can make jump or crawl.
  */
 #ifdef FASTTIME_FAULT_INJECTION
 extern uint64_t ft_fault_read_tsc(void);

@@ -4,19 +4,10 @@
  *	  Buffer and WAL usage credited at transitions (usage.h): the frames,
  *	  the crediting, and keeping the chain right across runs and errors.
  *
- * The node wrappers link a frame per call and compare the global counters
- * at each transition (usage.h, inline); here is what they call when the
- * counters moved, which walks the chain.  The executor hooks make every
- * instrumented node's frame at executor start, save the chain around each
- * run (ExecutorRun, ExecutorFinish) and restore it however the run ends,
- * so that a call an error cut short never stays linked: a query run inside
- * a node (a function's SPI query) links its frames on top of the calling
- * node's, which keeps receiving their usage, as in stock; a run that
- * starts with the chain empty (a top-level query, each fetch of a cursor)
- * starts from the counters as they are, since usage outside every call
- * belongs to no node.  Transaction abort clears the chain, and a query
- * whose memory goes while a frame of it is linked (an error unwound past
- * it) unlinks it and everything above: both are backstops.
+ * The executor hooks make the frames at executor start, and save the chain
+ * around each run and restore it however the run ends, so that a call an
+ * error cut short never stays linked; transaction abort and a query's
+ * memory going away are backstops.
  *
  * src/usage.c
  *
@@ -36,25 +27,17 @@ WalUsage	ft_usage_wal;
 bool		ft_derived_usage = true;
 
 /*
- * The buffer counters moved since the last transition: add the growth to
- * every frame on the chain that counts buffers, and remember the counters.
- * A derived frame (usage_from) is passed over: it is linked only for the
- * profiler, joins and leaves with no transition, and gets its totals
- * from its parent's at the end of the run.
- * Lane by lane in two's complement, which is the sum stock's
- * BufferUsageAccumDiff makes field by field; up to 15 the I/O times are
- * struct timespec, normalized after each add as stock keeps them (a
- * normalized timespec is the only form of its number of nanoseconds, so
- * the totals are stock's whatever the order of the adds).
+ * The counters moved since the last transition: add the growth to every
+ * frame on the chain that counts them, lane by lane (compat.h), and
+ * remember the counters.  A derived frame is linked only for the profiler
+ * and gets its totals from its parent's (ft_usage_derive).
  */
-void
-ft_usage_credit_buf(void)
+static pg_attribute_always_inline void
+ft_usage_credit(int64 *g, int64 *s, const int lanes, const bool wal)
 {
-	int64		d[FT_BUFUSAGE_LANES];
-	int64	   *g = (int64 *) &pgBufferUsage;
-	int64	   *s = (int64 *) &ft_usage_buf;
+	int64		d[Max(FT_BUFUSAGE_LANES, FT_WALUSAGE_LANES)];
 
-	for (int i = 0; i < (int) FT_BUFUSAGE_LANES; i++)
+	for (int i = 0; i < lanes; i++)
 	{
 		d[i] = g[i] - s[i];
 		s[i] = g[i];
@@ -63,38 +46,30 @@ ft_usage_credit_buf(void)
 	{
 		int64	   *acc;
 
-		if (!FT_INSTR_NEED_BUFUSAGE(&f->instr) || f->usage_from != NULL)
+		if (!(wal ? FT_INSTR_NEED_WALUSAGE(&f->instr) :
+			  FT_INSTR_NEED_BUFUSAGE(&f->instr)) || f->usage_from != NULL)
 			continue;
-		acc = (int64 *) FT_INSTR_BUFUSAGE(&f->instr);
-		for (int i = 0; i < (int) FT_BUFUSAGE_LANES; i++)
+		acc = wal ? (int64 *) FT_INSTR_WALUSAGE(&f->instr) :
+			(int64 *) FT_INSTR_BUFUSAGE(&f->instr);
+		for (int i = 0; i < lanes; i++)
 			acc[i] += d[i];
-		ft_bufusage_normalize(FT_INSTR_BUFUSAGE(&f->instr));
+		if (!wal)
+			ft_bufusage_normalize(FT_INSTR_BUFUSAGE(&f->instr));
 	}
 }
 
-/* The same for the WAL counters. */
+void
+ft_usage_credit_buf(void)
+{
+	ft_usage_credit((int64 *) &pgBufferUsage, (int64 *) &ft_usage_buf,
+					FT_BUFUSAGE_LANES, false);
+}
+
 void
 ft_usage_credit_wal(void)
 {
-	int64		d[FT_WALUSAGE_LANES];
-	int64	   *g = (int64 *) &pgWalUsage;
-	int64	   *s = (int64 *) &ft_usage_wal;
-
-	for (int i = 0; i < (int) FT_WALUSAGE_LANES; i++)
-	{
-		d[i] = g[i] - s[i];
-		s[i] = g[i];
-	}
-	for (FtUsageFrame *f = ft_chain_top; f != NULL; f = f->caller)
-	{
-		int64	   *acc;
-
-		if (!FT_INSTR_NEED_WALUSAGE(&f->instr) || f->usage_from != NULL)
-			continue;
-		acc = (int64 *) FT_INSTR_WALUSAGE(&f->instr);
-		for (int i = 0; i < (int) FT_WALUSAGE_LANES; i++)
-			acc[i] += d[i];
-	}
+	ft_usage_credit((int64 *) &pgWalUsage, (int64 *) &ft_usage_wal,
+					FT_WALUSAGE_LANES, true);
 }
 
 /* A walk over one query's plan, each node once (as node_wrappers.c's). */
@@ -123,16 +98,12 @@ ft_usage_ptr_cmp(const void *a, const void *b)
 }
 
 /*
- * Give one instrumented node its frame, if it needs one (all_nodes, or it
- * counts buffers or WAL): a copy of its instrumentation
- * (which nothing has used yet: the plan has not run) in the query's
- * memory, with the chain fields after it, and point the node at it.  A
- * subplan's root is only entered from the walk over es_subplanstates, so
- * that each node gets one frame (see ft_wrap_walker).  A second pass over
- * the same nodes, when every node that counts usage has its frame, marks a
- * node's outer child's usage derived from the node's where
- * usage_derive.c proves it equal and both count the same things (nodes
- * of one query do); it meets the deepest pairs first.
+ * Give one instrumented node its frame if it needs one (all_nodes, or it
+ * counts buffers or WAL), in the query's memory, and point the node at
+ * it; a subplan's root only from the walk over es_subplanstates, so that
+ * each node gets one.  The second pass marks an outer child's usage
+ * derived from its parent's where usage_derive.c proves them equal,
+ * deepest pairs first.
  */
 static bool
 ft_usage_frame_walker(PlanState *ps, void *context)
@@ -191,20 +162,11 @@ StaticAssertDecl(offsetof(FtUsageFrame, instr) == 0,
 				 "a frame's instrumentation comes first");
 
 /*
- * At executor start, before the nodes go on the wrappers (and before the
- * profiler records their instrumentation): a frame for every instrumented
- * node of the query that counts buffers or WAL, or for every one when
- * all_nodes (profiled timing's frames live in them), the main tree and
- * each subplan.  Every node a wrapper can ever run for is among them: the
- * wrappers are only given to nodes of this tree, here or by the later
- * walks over the same tree.  A node of an exact-timed query that counts
- * neither has no frame, and its wrapper never looks for one; its
- * instrumentation stays where InstrAlloc put it.  (Every plan node's
- * instrumentation is allocated with the query's options, es_instrument,
- * so when those count neither there is nothing to walk for.)  Returns
- * the frames whose usage is derived (usage_derive.c), parents first, in
- * the query's memory; NULL when there are none.  *has_frames says whether
- * any node may have one (if not, no call of the query links a frame).
+ * At executor start, before the nodes go on the wrappers: a frame for
+ * every instrumented node that counts buffers or WAL (all nodes share
+ * es_instrument), or for every one when all_nodes (profiled timing's
+ * frames live in them).  Returns the derived frames, parents first, or
+ * NULL; *has_frames says whether any node may have a frame.
  */
 FtUsageDerived *
 ft_usage_frame_query(PlanState *planstate, List *subplanstates, EState *estate,
@@ -216,8 +178,7 @@ ft_usage_frame_query(PlanState *planstate, List *subplanstates, EState *estate,
 
 	*has_frames = all_nodes ||
 		(estate->es_instrument & (INSTRUMENT_BUFFERS | INSTRUMENT_WAL)) != 0;
-	if (!all_nodes &&
-		(estate->es_instrument & (INSTRUMENT_BUFFERS | INSTRUMENT_WAL)) == 0)
+	if (!*has_frames)
 		return NULL;
 	memset(&w, 0, sizeof(w));
 	w.estate = estate;
@@ -267,11 +228,9 @@ ft_usage_frame_query(PlanState *planstate, List *subplanstates, EState *estate,
 }
 
 /*
- * A run of the query has ended (ExecutorRun or ExecutorFinish returned,
- * in a parallel worker before its instrumentation is reported): give each
- * derived frame its parent's totals, which are complete up to here.  The
- * parents come first, so a chain of derived frames copies down.  Nothing
- * reads a node's totals during a run.
+ * A run of the query has ended: give each derived frame its parent's
+ * totals, parents first, so a chain copies down.  Nothing reads a node's
+ * totals during a run.
  */
 void
 ft_usage_derive(const FtUsageDerived *derived)
@@ -290,13 +249,9 @@ ft_usage_derive(const FtUsageDerived *derived)
 }
 
 /*
- * A run (ExecutorRun, ExecutorFinish) of a query on fasttime's wrappers
- * begins: note the chain, to restore it with ft_usage_run_end however the
- * run ends.  With nothing under way, start from the counters as they are:
- * what they did outside every call belongs to no node.  (A chain holding
- * only frames linked for the profiler keeps the old snapshot: none of
- * them is ever credited, so the next transition credits the difference to
- * nobody, as a new snapshot would.)
+ * A run of a query begins: note the chain, to restore however the run
+ * ends.  With nothing under way, start from the counters as they are:
+ * usage outside every call belongs to no node.
  */
 void
 ft_usage_run_begin(FtUsageFrame **saved_top)
@@ -310,11 +265,8 @@ ft_usage_run_begin(FtUsageFrame **saved_top)
 }
 
 /*
- * The run has ended, normally (the chain is as it was) or by error (the
- * frames of the calls the error cut short are still linked): restore the
- * chain.  The usage since the last transition is left for the next one,
- * which credits it to the calls still under way: the node that ran the
- * query, if any, as its stock diff would.
+ * The run has ended, maybe by error with frames still linked: restore the
+ * chain.  The next transition credits what is left to the calls under way.
  */
 void
 ft_usage_run_end(FtUsageFrame *saved_top)
@@ -323,11 +275,8 @@ ft_usage_run_end(FtUsageFrame *saved_top)
 }
 
 /*
- * A query's executor state is going away (ExecutorEnd, or the memory of a
- * failed portal or subtransaction being freed).  Normally none of its
- * frames is linked; if one is (an error unwound past a run without our
- * hooks' restore), unlink it and everything above it, which ran inside
- * it, so that no later transition writes to freed memory.
+ * A query's executor state is going away: unlink any frame of it still
+ * linked, and everything above, so that nothing writes to freed memory.
  */
 void
 ft_usage_forget_query(const EState *estate)

@@ -4,69 +4,37 @@
  *	  Buffer and WAL usage credited at transitions: the chain of the node
  *	  calls under way, and the compare the node wrappers run inline.
  *
- * Stock PostgreSQL gives each instrumented node the usage that happens
- * during its calls: InstrStartNode copies pgBufferUsage (and pgWalUsage),
- * InstrStopNode adds the difference.  fasttime gets the same totals
- * without touching a node's counters on every call.  Each call of a node
- * whose query counts buffers or WAL links the node's frame on top of a
- * per-backend chain of the calls under way (innermost first) for its
- * duration.  At every transition -- a call starting, before its frame is
- * linked, and a call returning, before it is unlinked -- the wrapper
- * compares the global counters with the values they had at the previous
- * transition, ft_usage_buf and ft_usage_wal (a few vector compares of
- * data in L1, no stores).  Only when they differ does it credit the
- * difference to every frame on the chain that counts it (they are all
- * inside a call) and remember the new values (ft_usage_credit_buf/_wal,
- * out of line).
+ * Stock PostgreSQL gives each instrumented node the usage during its
+ * calls: InstrStartNode copies pgBufferUsage (and pgWalUsage),
+ * InstrStopNode adds the difference.  Here each call of a node that counts
+ * buffers or WAL links the node's frame on a per-backend chain of the
+ * calls under way, innermost first.  At every transition (a call starting,
+ * before its frame is linked, or returning, before it is unlinked) the
+ * wrapper compares the global counters with their values at the previous
+ * transition (ft_usage_buf, ft_usage_wal: a few vector compares, no
+ * stores), and only when they moved credits the difference to every frame
+ * on the chain that counts it (ft_usage_credit_buf/_wal, out of line).
  *
- * Why that is exactly stock's number: a frame that counts buffers joins
- * or leaves the chain only at a transition of its own, so between two
- * transitions the chain's frames that count buffers do not change, and
- * such a frame is on the chain at a transition iff it was on it during
- * all the usage since the previous one.  A node's credited
- * usage is therefore the sum of the global counters' growth over the
- * intervals of its calls -- what stock's diff gives -- with no sum over the
- * plan tree at the end (which would be wrong where usage follows call
- * nesting rather than plan structure: a CTE scanned by two CteScans, an
- * InitPlan evaluated inside a lower node, a function's query run inside a
- * node).  Usage while the chain is empty is credited to nobody, as in
- * stock.  Nodes the executor instruments itself (Hash and bitmap nodes
- * under MultiExecProcNode, async requests, ExecShutdownNode's pair around
- * each running node) are not on the chain while it does, and keep getting
- * stock's diff; the chain's frames, their callers, receive the same usage
- * at the next transition, as their stock diff would include it.
+ * That is exactly stock's number: a frame joins or leaves the chain only
+ * at a transition of its own, so it is on the chain at a transition iff
+ * it was during all the usage since the previous one.  No sum over the
+ * plan tree is made (usage follows call nesting, not plan structure: a
+ * CTE scanned twice, an InitPlan run inside a lower node).  Usage while
+ * the chain is empty belongs to no node, as in stock; nodes the executor
+ * times itself keep stock's diff and are not on the chain meanwhile.  Each
+ * counter is argued separately over the frames that count it.  A node
+ * whose usage provably equals its parent's makes no transitions at all
+ * (usage_derive.c).
  *
- * One shape needs no transitions at all: a node whose parent provably
- * does no buffer or WAL work of its own between and around its calls
- * (an Aggregate of count(*), sum, min, max over its input:
- * usage_derive.c) has exactly its parent's totals.  Its calls take the
- * wrappers that count rows only (or, profiled, link for the ticks alone),
- * and at the end of each run its totals are copied from the parent's
- * (ft_usage_derive).
+ * The chain is also the profiler's (prof_frame.h): a profiled query's
+ * calls are linked whether or not they count buffers, with no transition
+ * and never credited, and the caller is stored before the frame is
+ * published, since the tick (a signal handler) walks the chain.
  *
- * WAL and buffers keep a snapshot each, and a frame is credited only with
- * what its node counts (need_bufusage, need_walusage): a query that counts
- * buffers but not WAL, inside one that counts both, still gives both
- * exactly, since the argument above holds for each counter separately over
- * the frames that check it.
- *
- * The chain is also the profiler's (profiler.h, prof_frame.h): a profiled query's calls
- * are linked whether or not they count buffers, so that a profiled call
- * that counts buffers stores two pointers, not four.  A frame linked only
- * for the profiler joins and leaves with no transition, and is never
- * credited usage, which the argument above allows; the tick (a signal
- * handler) reads the chain, so a frame is linked with its caller stored
- * first.
- *
- * The frame is fasttime's own copy of the node's instrumentation with the
- * chain fields after it: at executor start, node->instrument is pointed at
- * the copy (ft_usage_frame_query), so the wrapper reaches its frame with
- * the load it makes anyway.  Nodes that count buffers or WAL have frames,
- * and every node of a profiled query; the other nodes of an exact-timed
- * query keep their instrumentation where InstrAlloc put it.  Every reader of node->instrument in core
- * (EXPLAIN, auto_explain, InstrEndLoop, InstrAggNode, parallel workers'
- * reporting, ExecShutdownNode, the async and MultiExec stock pairs) reads
- * it through the pointer; only ExecInitNode stores it, before the hook.
+ * A frame is fasttime's copy of the node's instrumentation with the chain
+ * fields after it, and node->instrument points at it (ft_usage_frame_query):
+ * the wrapper reaches its frame with the load it makes anyway, and every
+ * reader in core reads through the pointer.
  *
  * src/usage.h
  *
@@ -106,10 +74,7 @@ typedef struct FtUsageDerived
 	FtUsageFrame *frames[FLEXIBLE_ARRAY_MEMBER];
 } FtUsageDerived;
 
-/*
- * the chain of calls under way that count buffers or WAL or are profiled,
- * innermost first
- */
+/* the chain of the calls under way, innermost first */
 extern FtUsageFrame *volatile ft_chain_top;
 
 /* fasttime.derived_usage: derive usage where provably equal (usage.c) */
@@ -127,9 +92,8 @@ ft_usage_frame_of(PlanState *node)
 }
 
 /*
- * Link a call's frame on top of the chain, and unlink it.  The caller is
- * stored before the frame is published, for the tick that may walk the
- * chain in between (the barriers cost no instruction).
+ * Link a call's frame on top of the chain, and unlink it; the barriers
+ * (no instruction) order the stores for the tick.
  */
 static pg_attribute_always_inline void
 ft_chain_link(FtUsageFrame *uf)
@@ -155,10 +119,7 @@ ft_usage_frame_of_prof(FtProfFrame *pf)
 	return (FtUsageFrame *) ((char *) pf - offsetof(FtUsageFrame, prof));
 }
 
-/*
- * The profiler's frame of the innermost call at or below f that belongs
- * to a profiled query (frames of other queries are passed over), or NULL.
- */
+/* The profiler's frame of the innermost profiled call at or below f. */
 static inline FtProfFrame *
 ft_chain_prof(FtUsageFrame *f)
 {
@@ -177,10 +138,7 @@ ft_prof_below(FtProfFrame *pf)
 	return ft_chain_prof(ft_usage_frame_of_prof(pf)->caller);
 }
 
-/*
- * Vector types for the compare: the width of the enclosing function's
- * target (node_wrappers.c builds the wrappers for two), unaligned.
- */
+/* unaligned vector types for the compare, of the function's target width */
 typedef int64 ft_u8 __attribute__((vector_size(64), aligned(8), may_alias));
 typedef int64 ft_u4 __attribute__((vector_size(32), aligned(8), may_alias));
 typedef int64 ft_u2 __attribute__((vector_size(16), aligned(8), may_alias));
@@ -198,12 +156,9 @@ typedef int64 ft_u1 __attribute__((aligned(8), may_alias));
 #define FT_ISA_avx2 1
 
 /*
- * Is a 256-bit vector all zero?  One VPTEST, where the generic reduction
- * (extract, OR, shift, OR, move, test) takes six instructions.  Only
- * reached in the AVX2 build (isa below); the asm names its registers
- * through the operand, so it assembles in any build.  GCC only: clang,
- * which builds the JIT's bitcode, refuses a 256-bit operand outside AVX
- * code, and gets the reduction.
+ * Is a 256-bit vector all zero?  One VPTEST instead of a six-instruction
+ * reduction; reached only in the AVX2 build.  GCC only: clang (the JIT's
+ * bitcode) refuses a 256-bit operand outside AVX code.
  */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define FT_HAVE_VPTEST 1
@@ -221,12 +176,9 @@ ft_usage_zero_256(ft_u4 v)
 
 /*
  * Are n 64-bit lanes at a and b the same?  XOR and OR over the lanes, one
- * test at the end: no branch per lane, and n is a compile-time constant
- * where this is used, so the loops unroll to a few vector operations.
- * isa: the build's instruction set (FT_ISA_*), a compile-time constant
- * too.  The AVX2 build compares 256 bits at a time, the last chunk
- * overlapping the one before when n is not a multiple of four (a lane
- * compared twice changes nothing), and tests the result with VPTEST.
+ * test at the end; n and isa are compile-time constants, so the loops
+ * unroll to a few vector operations.  The AVX2 build's last chunk may
+ * overlap the one before (a lane compared twice changes nothing).
  */
 static pg_attribute_always_inline bool
 ft_usage_lanes_equal(const void *a_p, const void *b_p, const int n,
@@ -282,11 +234,7 @@ ft_usage_lanes_equal(const void *a_p, const void *b_p, const int n,
 extern void ft_usage_credit_buf(void);
 extern void ft_usage_credit_wal(void);
 
-/*
- * A transition: credit what the counters grew by since the last one to
- * the frames on the chain, if they grew.  buf and wal are compile-time
- * constants in each wrapper.
- */
+/* A transition: credit the counters' growth since the last, if any. */
 static pg_attribute_always_inline void
 ft_usage_transition(const bool buf, const bool wal, const int isa)
 {

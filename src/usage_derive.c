@@ -7,68 +7,38 @@
  * Stock gives a node the usage during its calls (usage.h).  Take a parent
  * P and its child C where
  *
- *	 (a) every call of C happens inside a call of P, and so does every
- *		 stock start/stop pair around C (ExecShutdownNode's) -- or moves
- *		 no counter; and
- *	 (b) P's own work, everything P does in its calls outside C's calls,
- *		 moves no buffer or WAL counter.
+ *	 (a) every call of C, and every stock start/stop pair around C that can
+ *		 move a counter, happens inside a call of P; and
+ *	 (b) P's own work, outside C's calls, moves no buffer or WAL counter.
  *
- * Then the usage during C's calls is the usage during P's calls: C's
- * stock totals equal P's, whatever C does.  fasttime then gives C no
- * transitions (its calls take the wrappers that count rows only) and,
- * when a run of the query ends, copies P's totals -- exact, credited at
- * P's transitions -- to C (ft_usage_derive, usage.c).  That takes two
- * 20-lane compares off every call of C, which is most of what buffer
- * counting costs where C passes many rows to P: `count(*)` over a scan.
+ * Then C's stock totals equal P's, whatever C does: C's calls need no
+ * transitions, and P's totals are copied to C when a run ends
+ * (ft_usage_derive).  That takes the compares off every call of C:
+ * `count(*)` over a scan.
  *
- * Proving (b) of an arbitrary node is impossible from outside the node's
- * code, so it is proved of one shape only, and every piece of that shape
- * is checked against a list of what is known to touch no buffer:
+ * (b) is proved of one shape only, each piece checked against a list of
+ * what is known to touch no buffer:
  *
- * - P is an Aggregate that aggregates its whole input (AGG_PLAIN), with
- *   no grouping sets, no DISTINCT or ORDER BY inside an aggregate (those
- *   sort, and a sort may spill to temporary files), no InitPlans or
- *   SubPlans of its own.  Between two calls of C such a node only
- *   evaluates its transition expression on C's tuple; after the last one
- *   it runs the final functions and evaluates its HAVING qual and its
- *   target list.
- * - Every step of those expressions is of a kind that calls nothing
- *   outside the executor (fetching a tuple's attributes from a slot of a
- *   core type, Vars, Consts, boolean logic, null tests, aggregate
- *   bookkeeping), or calls a function of the list below.  A slot of
- *   another kind (a table access method's) could read buffers while it
- *   deforms; a parameter could run an InitPlan; a SubPlan, a sequence, an
- *   I/O conversion could read anything: none is accepted.
- * - Every function called -- in an expression, or as the aggregate's
- *   transition, final or serialization function -- is one of a fixed
- *   list of built-in arithmetic and aggregate support functions whose
- *   arguments are pass-by-value or an aggregate's own in-memory state.
- *   None of them reads a buffer or writes WAL, and none receives a value
- *   that could be a pointer into TOAST (detoasting reads buffers: the
- *   reason max(text) is not on the list).
+ * - P is an Aggregate of its whole input (AGG_PLAIN) with no grouping
+ *   sets, no DISTINCT or ORDER BY inside an aggregate (a sort may spill),
+ *   no InitPlans or SubPlans of its own.
+ * - Every step of its transition expression, HAVING and target list calls
+ *   nothing outside the executor (core slot deforming, Vars, Consts,
+ *   boolean logic, null tests, aggregate bookkeeping), or calls one of a
+ *   fixed list of built-in functions that read no buffer and take no
+ *   argument that could point into TOAST (why max(text) is not on it);
+ *   so are its aggregates' transition, final and serialization functions.
  *
  * And (a):
  *
- * - Only P calls C (C is P's outer plan).  C's parameters: a node whose
- *   parameter changed is rescanned inside ExecProcNode, which for C is
- *   inside P's call but outside C's, and a rescan can read buffers (an
- *   index scan re-reading a leaf page to mark dead items).  So C must
- *   depend on no parameter at all (its allParam is empty); P's own
- *   rescans happen outside P's calls and reach C the same way.
- * - ExecShutdownNode runs stock's start/stop pair around each node that
- *   is running; C may be running when P is not (after P's rescan), and
- *   then C's pair is not inside P's.  The shutdown of a Gather, Gather
- *   Merge, Foreign or Custom Scan can move the counters (a Gather adds
- *   its workers' usage); no other node's does.  So C's subtree must hold
- *   none of those.
+ * - C is P's outer plan and depends on no parameter (a parameter's change
+ *   rescans C inside P's call but outside C's, and a rescan can read).
+ * - C's subtree holds no Gather, Gather Merge, Foreign or Custom Scan,
+ *   whose shutdown (ExecShutdownNode, maybe when P is not running) can
+ *   move the counters.
  *
- * P's and C's frames must count the same things (they do: one query's
- * nodes share its instrument options).  A chain of such pairs (an
- * Aggregate over an Aggregate over a scan) derives top-down.
- *
- * The check runs once per query at executor start, on the executor's
- * compiled expressions, so it judges what will run (the same steps the
- * JIT compiles, if it does).
+ * Checked once per query at executor start, on the compiled expressions
+ * (what will run, JIT or not).
  *
  * src/usage_derive.c
  *
@@ -85,10 +55,8 @@
 
 /*
  * Built-in functions that read no buffer, write no WAL and take no
- * argument that could point into TOAST: integer and float arithmetic and
- * comparisons, and the support functions of count, sum, avg, min and max
- * over integers and floats (their states are pass-by-value, or built in
- * memory by the aggregate itself: an int8[] or an internal struct).
+ * argument that could point into TOAST (aggregate states included: they
+ * are pass-by-value or built in memory by the aggregate).
  */
 static const Oid ft_quiet_functions[] = {
 	/* count(*), count(any) */
@@ -136,10 +104,8 @@ ft_function_quiet(Oid fn, bool absent_ok)
 }
 
 /*
- * Does deforming a tuple in a slot of this kind read nothing?  The core
- * slot kinds deform tuples already in memory (a buffer tuple's page is
- * pinned); a table access method's own kind might fetch columns lazily.
- * A slot whose kind is not fixed at executor start is not known.
+ * Does deforming a tuple in this slot read nothing?  Only a fixed core
+ * kind is known to (a table AM's own might fetch columns lazily).
  */
 static bool
 ft_fetch_quiet(const ExprEvalStep *op)
@@ -153,10 +119,8 @@ ft_fetch_quiet(const ExprEvalStep *op)
 }
 
 /*
- * Does evaluating this compiled expression read no buffer and write no
- * WAL, whatever its input?  Step by step: only the kinds of step listed
- * are accepted, and a function call only of the functions above.  A
- * missing expression does nothing.
+ * Does evaluating this compiled expression (if any) read no buffer and
+ * write no WAL, whatever its input?  Only the steps listed are accepted.
  */
 static bool
 ft_expr_quiet(ExprState *state)
@@ -229,11 +193,7 @@ ft_expr_quiet(ExprState *state)
 	return true;
 }
 
-/*
- * Is this node an Aggregate whose own work -- all it does in its calls
- * outside its child's -- reads no buffer and writes no WAL?  See the
- * file's header for the shape and why each condition is needed.
- */
+/* Is this node an Aggregate of the shape (b) of the file's header? */
 static bool
 ft_agg_quiet(PlanState *ps)
 {
@@ -277,12 +237,7 @@ ft_agg_quiet(PlanState *ps)
 	return true;
 }
 
-/*
- * Can this subtree's shutdown move the counters?  A Gather or Gather
- * Merge adds its workers' usage when it shuts down; a Foreign or Custom
- * Scan's shutdown is its provider's code.  Nothing else does any I/O
- * there.
- */
+/* Can this subtree's shutdown move the counters (condition (a))? */
 static bool
 ft_shutdown_may_count(PlanState *ps, void *context)
 {
@@ -294,12 +249,7 @@ ft_shutdown_may_count(PlanState *ps, void *context)
 	return planstate_tree_walker(ps, ft_shutdown_may_count, context);
 }
 
-/*
- * May child's buffer and WAL totals be taken from parent's at the end of
- * each run, its calls making no transitions?  Yes when parent is the
- * shape of the file's header and child is its outer plan, depends on no
- * parameter, and has nothing below it whose shutdown counts usage.
- */
+/* May child's buffer and WAL totals be taken from parent's (the header)? */
 bool
 ft_usage_derivable(PlanState *parent, PlanState *child)
 {
