@@ -3,61 +3,32 @@
  * node_wrappers.c
  *	  The per-node instrumentation wrappers: fasttime's hot path.
  *
- * Stock PostgreSQL instruments a plan node by pointing its ExecProcNode at
- * ExecProcNodeInstr, which calls InstrStartNode and InstrStopNode around
- * every call: out-of-line functions that test need_timer, need_bufusage
- * and need_walusage each time, read clock_gettime(), copy the whole
- * BufferUsage at the start and run BufferUsageAccumDiff at the end.  Here
- * each combination of what a node needs (timer kind, and whether it counts
- * buffers or WAL) is its own function, specialized by the compiler from
- * one always-inline body, and the executor hook picks one per node at
- * executor start; a Gather or Gather Merge gets instances of its own
- * (ft_wrap_gather).  No wrapper tests an option per call, divides, or
- * makes a system call (except the clock_gettime timers, which are the
- * stock clock on purpose).
+ * Stock PostgreSQL instruments a node through ExecProcNodeInstr, whose
+ * out-of-line InstrStartNode and InstrStopNode test need_timer,
+ * need_bufusage and need_walusage at every call, read clock_gettime(),
+ * and copy and diff the whole BufferUsage.  Here each combination of timer
+ * kind and usage is its own function, specialized by the compiler from one
+ * always-inline body and picked per node at executor start (a Gather gets
+ * instances of its own, ft_wrap_gather).  No wrapper tests an option per
+ * call, divides, or makes a system call (but the clock_gettime timers,
+ * the stock clock on purpose).  Each computes what stock's would:
  *
- * What each wrapper computes is exactly what stock's would:
+ * - rows, loops and the first-tuple time: InstrStopNode's code, including
+ *   the async_mode rule;
+ * - buffer and WAL usage: credited at transitions along the chain of
+ *   calls under way (usage.h);
+ * - time: two TSC reads and a multiply, or the stock clock with stock
+ *   arithmetic (where the TSC is not in effect but the cheaper bookkeeping
+ *   still helps), written in the query's instr_time unit (FtInstrUnits,
+ *   compat.h) by a multiply chosen at executor start.
  *
- * - rows, loops and the first-tuple time: the same code as InstrStopNode,
- *   including the async_mode rule;
- * - buffer and WAL usage: credited at transitions (usage.h).  A call of a
- *   node whose query counts buffers or WAL links the node's frame (its
- *   instrumentation, which node->instrument points at: one load) on top of
- *   the per-backend chain of the calls under way; when it starts (before
- *   it links) and when it returns (before it unlinks) the wrapper compares
- *   pgBufferUsage and pgWalUsage with their values at the previous
- *   transition -- a few vector compares, no stores -- and only when they
- *   moved adds the difference to every frame on the chain, out of line.
- *   Each node thus gets the usage during its calls, which is what stock's
- *   InstrStartNode/InstrStopNode diff gives, including what its functions'
- *   queries, SubPlans and InitPlans did inside its calls; a frame joins or
- *   leaves the chain only at a transition of its own, so the crediting is
- *   exact by construction.  Hash and bitmap nodes under MultiExecProcNode,
- *   async requests and ExecShutdownNode's pair around each running node
- *   run stock's start/stop on their own totals while they are not on the
- *   chain; their callers on the chain get the same usage at the next
- *   transition.  A call that never returns (an error) stays linked until
- *   the executor hook that started the run restores the chain;
- * - time: two RDTSC and one multiply (the TSC timers), or the stock clock
- *   with stock arithmetic (the clock_gettime timers, for machines where
- *   the TSC is not in effect but the cheaper bookkeeping still helps).
- *   Times are written in the unit instr_time has for the query
- *   (FtInstrUnits in compat.h: nanoseconds, or on PostgreSQL 19 with the
- *   server's TSC clock in effect raw TSC ticks, which the server converts),
- *   by a multiply chosen at executor start.
- *
- * The vector code for the buffer and WAL compares comes in two builds of
- * the same source (portable, AVX2), chosen once per process from CPUID by
- * ft_wrappers_init().
- *
- * Exact timing reads the TSC as fasttime.ordered_reads says: ordered
- * (LFENCE;RDTSC) at both ends of a call's interval (FT_TIMER_TSC_ORDERED,
- * the default) or plainly (FT_TIMER_TSC).  A plain read can be taken
- * before the loads the call issued have completed, so the latency of its
- * cache misses lands on
- * whichever interval the pipeline stalls in, the parent's in some runs and
- * the call's own in others (the truth pair mem_leaf, bench/sql/truth.sql).
- * Profiled timing (profiler.h) has wrappers of its own, ft_wrap_prof,
+ * The usage compares come in two builds (portable, AVX2), chosen once per
+ * process (ft_wrappers_init).  Exact timing reads the TSC as
+ * fasttime.ordered_reads says: ordered (LFENCE;RDTSC) at both ends of a
+ * call (FT_TIMER_TSC_ORDERED, the default) or plainly (FT_TIMER_TSC),
+ * which may read before the call's loads complete, so that their cache
+ * misses land in the parent's interval or the call's, run to run.
+ * Profiled timing (profiler.h) has wrappers of its own (ft_wrap_prof),
  * whose exact calls always read in order.
  *
  * src/node_wrappers.c
@@ -79,20 +50,13 @@
 #include "profiler.h"
 #include "usage.h"
 
-/*
- * The floor build (make FLOOR=1, benchmarks only) reads no clock at all:
- * what is left is the bookkeeping.
- */
+/* The floor build (make FLOOR=1, benchmarks only) reads no clock. */
 #ifdef FASTTIME_FLOOR
 #define FT_TICKS_AT(stop) ((uint64) 0)
 #define FT_TICKS_ORDERED_AT(stop) ((uint64) 0)
 #define FT_STOCK_CLOCK(t) INSTR_TIME_SET_ZERO(t)
 #elif defined(FASTTIME_FAULT_INJECTION)
-/*
- * Fault builds count which reader each wrapper read used, by position
- * (start plain, start ordered, stop plain, stop ordered), for
- * fasttime_status() and t/009_step_clock.pl.
- */
+/* Fault builds count each reader's reads (start/stop, plain/ordered). */
 #define FT_TICKS_AT(stop) (ft_fault_wrapper_reads[(stop) * 2]++, ft_node_ticks())
 #define FT_TICKS_ORDERED_AT(stop) (ft_fault_wrapper_reads[(stop) * 2 + 1]++, ft_node_ticks_ordered())
 #define FT_STOCK_CLOCK(t) FT_INSTR_CLOCK_NOW(t)
@@ -115,9 +79,8 @@ static inline ExecProcNodeMtd ft_method(PlanState *ps, FtTimer timer);
 
 /*
  * The profiler's frame of a node of the query running now, or NULL when
- * it has none (a node of a query that is not profiled, or one the
- * executor made after ExecutorStart, or one of another query: the last
- * two should not happen; the wrapper then times the call exactly).
+ * it has none (not profiled; or made after ExecutorStart or of another
+ * query, which should not happen): the wrapper then times it exactly.
  */
 static inline FtProfFrame *
 ft_prof_frame_of(PlanState *node)
@@ -201,11 +164,9 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 }
 
 /*
- * Must this call of a node on the profiled phase's "core" wrapper take the
- * slow path?  When it runs a child the executor times itself
- * (ft_prof_core_will_run), or when the node is a Hash's child and the
- * Hash's build frame is not on top of the chain: the build is starting,
- * and the slow path links that frame first (ft_prof_build_link).
+ * Must this call on the profiled "core" wrapper take the slow path?  When
+ * it runs a child the executor times itself, or starts a Hash's build
+ * (the build frame not on top: the slow path links it first).
  */
 static pg_attribute_always_inline bool
 ft_prof_call_is_special(PlanState *node, FtProfFrame *pf)
@@ -219,18 +180,16 @@ typedef TupleTableSlot *(*FtProfSlowFn) (PlanState *node, bool tsc, bool buf,
 										 bool wal);
 
 /*
- * Profiled timing (profiler.h).  profiled: the wrapper of the profiled
- * phase, else of the exact phase (before the switch, and for the frames
- * that stay exact).  A node whose frame is in the other mode moves itself
- * to the other wrapper first.  A call is exact when the wrapper is the
- * exact phase's or when it runs inside an exact call; an exact call is
- * timed with two reads of the profiler's clock (in order, on the TSC: the
- * exact timing the prefix stands for is exact timing's default) and credits the profiled
- * frames below it when it returns (ft_prof_settle_up); so is a call of a
- * node that will run a child the executor times itself
- * (ft_prof_core_will_run).  A profiled call stores two pointers.  Rows, buffers, WAL and the first-tuple time are
- * kept as in ft_wrap, the first-tuple time after the frame is off the
- * chain, so that no tick changes the counter while it is read.
+ * Profiled timing (profiler.h).  profiled: the profiled phase's wrapper,
+ * else the exact phase's (before the switch, and for frames that stay
+ * exact); a node whose frame is in the other mode moves itself to the
+ * other wrapper first.  A call is exact in the exact phase, inside an
+ * exact call, or when it runs a child the executor times itself: two
+ * reads of the profiler's clock (in order on the TSC, as exact timing's
+ * default), and the profiled frames below credited at its return
+ * (ft_prof_settle_up).  A profiled call stores two pointers.  Rows and
+ * usage are kept as in ft_wrap; the first-tuple time after the frame is
+ * off the chain, so that no tick changes the counter while it is read.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
@@ -245,10 +204,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 
 	if (unlikely(pf == NULL))
 	{
-		/*
-		 * Timed exactly, and linked (if it counts buffers) as a frame of no
-		 * profiled query for the call, so that no tick takes it for one.
-		 */
+		/* timed exactly, linked (for buffers) as no profiled query's */
 		FtProfFrame *own = &uf->prof;
 		uint8		own_mode = own->mode;
 
@@ -263,9 +219,8 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		FtTimer		other;
 
 		/*
-		 * A node with a child the executor times itself gets the profiled
-		 * wrapper that asks whether a call will run that child; no other
-		 * node's profiled calls pay for the question.
+		 * Only a node with a child the executor times itself gets the
+		 * profiled wrapper that asks whether a call will run that child.
 		 */
 		if (profiled)
 			other = tsc ? FT_TIMER_PROF_PHASE_TSC : FT_TIMER_PROF_PHASE_CLOCK_GETTIME;
@@ -318,12 +273,10 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 
 		/*
 		 * The start and the link as one step, under ft_prof_busy: a tick
-		 * between the two would find the call off the chain, and credit the
-		 * profiled frames below it an interval that ends inside the call,
-		 * which its settle-up credits them again.  Before the switch, the
-		 * switch may have come between the test of the mode above and here:
-		 * the frame is profiled now, and was not in flight as far as the
-		 * switch could see (ft_prof_join_late).
+		 * between them would credit the frames below an interval ending
+		 * inside the call, which the settle-up credits again.  A switch
+		 * since the mode test above has made the frame profiled without
+		 * seeing it in flight (ft_prof_join_late).
 		 */
 		ft_prof_busy = 1;
 		pg_compiler_barrier();
@@ -344,14 +297,11 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 
 		/*
 		 * The unlink and the settle-up as one step, under ft_prof_busy: a
-		 * tick between the two would find the call off the chain and credit
-		 * the frames below it the whole interval, this call's time in it,
-		 * which the settle-up then credits again; a switching tick there
-		 * would credit the caller, in flight, its time up to the switch,
-		 * this call's in it, and make it profiled, and the settle-up would
-		 * credit it this call's time once more.  A tick before the unlink
-		 * finds the call on the chain and takes what it owes up to then
-		 * (owed_from), or switches it in flight (settled).
+		 * tick between them would credit the frames below the whole
+		 * interval, this call's time included, which the settle-up credits
+		 * again (a switching tick: the caller's time up to the switch, then
+		 * this call's once more).  A tick before the unlink takes what the
+		 * call owes so far (owed_from) or switches it in flight (settled).
 		 */
 		ft_prof_busy = 1;
 		pg_compiler_barrier();
@@ -397,26 +347,19 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 }
 
 /*
- * The profiled phase's wrapper, as the hot path sees it.  Most calls of a
- * profiled query after the switch are plain profiled calls: the node's
- * frame is profiled, and so is the call it runs in (or it runs in none).
- * Those take this path, which stores two pointers around the call and
- * reads no clock; the frame is part of the node's own frame (usage.h), at
- * a fixed offset from the pointer the wrapper loads anyway.  It does not
- * look at the call it runs in: the gate (ft_prof_gate, profiler.h) is open
- * only while no frame on the chain is exact, and a frame on the chain
- * that is not exact is profiled or of no profiled query (passed over by
- * the ticks).  Every other call -- an exact one, one while the gate is
- * shut (the first after a stretch of exact calls opens it again), a node
- * with no profiled frame (whose embedded frame stays exact), a frame in
- * the other mode -- goes to "slow", ft_wrap_prof out of line, so that the
- * exact machinery costs the plain calls nothing (no registers to save,
- * one test).  A node with a child the executor times itself, whose calls
- * that run that child must be exact, and a Hash's child, whose call that
- * starts the Hash's build links the Hash's frame first and whose call
- * returning no row ends it, have an instance of their own ("core"), which
- * also sends those calls to "slow" and ends the build.  The frame used here is the one ft_prof_frame_of finds: a node runs only
- * inside a run of its own query, when its query's frames are current.
+ * The profiled phase's wrapper as the hot path sees it.  Plain profiled
+ * calls (the node's frame profiled, and the call it runs in, if any) take
+ * this path: two pointer stores around the call, no clock read, the frame
+ * at a fixed offset from the pointer loaded anyway (usage.h).  It need not
+ * look at its caller: the gate (profiler.h) is open only while no frame on
+ * the chain is exact.  Every other call -- exact, gate shut, no profiled
+ * frame (its embedded frame stays exact), frame in the other mode -- goes
+ * to "slow", ft_wrap_prof out of line, so the exact machinery costs plain
+ * calls one test.  Nodes with a child the executor times itself, and a
+ * Hash's children, have a "core" instance that also sends the calls that
+ * run that child or start the build to "slow", and ends the build.  The
+ * frame is the one ft_prof_frame_of finds: a node runs only inside its own
+ * query's run, when that query's frames are current.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
@@ -429,11 +372,7 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 	TupleTableSlot *result;
 	double		save_tuplecount;
 
-	/*
-	 * The frame is profiled and the gate open (no exact frame on the
-	 * chain): with modes 0, 1 and 2, only 2 & 2 has bit 1 set, so one test
-	 * stands for both.
-	 */
+	/* frame profiled and gate open: with modes 0-2, one AND tests both */
 	StaticAssertStmt(FT_FRAME_PROFILED == 2 && FT_FRAME_EXACT == 1 &&
 					 FT_FRAME_NONE == 0, "frame modes are 0, 1 and 2");
 	Assert(core == (pf->core_child || pf->build != NULL) ||
@@ -478,12 +417,10 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 }
 
 /*
- * One instance per timer kind and usage, for each instruction set; and the
- * table that finds them.  usage: the node counts buffers or WAL, or both.
- * Such a wrapper compares both counters at each of its transitions,
- * whichever its query counts, which halves the instances; a frame is
- * still credited only with what its node counts (usage.c), and a
- * transition more is never wrong (usage.h).
+ * One instance per timer kind and usage, for each instruction set, and
+ * their table.  usage: the node counts buffers or WAL or both; its wrapper
+ * compares both counters, which halves the instances (a frame is credited
+ * only what it counts, and an extra transition is never wrong: usage.h).
  */
 #define FT_BODY(isa, t, u) \
 	((t) == FT_TIMER_PROF_PHASE_TSC ? \
@@ -538,11 +475,8 @@ FT_WALL(portable, )
 static const FtWrapperTable ft_portable_table = FT_EALL(portable);
 
 /*
- * The AVX2 build, chosen where the CPU and the kernel support it: W2 and
- * W3 with BUFFERS, whose nodes compare the counters at every call,
- * measured 1.12-1.16 times slower with the portable build
- * (bench/results/2026-12-04-lean).  An AVX-512 build measured no faster
- * than AVX2 anywhere and was removed.
+ * The AVX2 build, where the CPU and kernel support it: the usage compare
+ * at every call of a query with BUFFERS is measurably faster with it.
  */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define FT_HAVE_ISA_VARIANTS 1
@@ -555,11 +489,7 @@ static const FtWrapperTable ft_avx2_table = FT_EALL(avx2);
 static const FtWrapperTable *ft_table = &ft_portable_table;
 static const char *ft_isa_name = "portable";
 
-/*
- * The timer a Gather's children are put back on when it re-arms them: the
- * query's, which for the profiled phase's wrappers is the profiled
- * query's.
- */
+/* the query's timer, which a Gather's re-armed children are put back on */
 static inline FtTimer
 ft_query_timer(FtTimer timer)
 {
@@ -578,18 +508,13 @@ ft_query_timer(FtTimer timer)
 
 /*
  * Gather and Gather Merge: the same body, noting first whether this call
- * starts the node's parallel machinery (initialized still false), and
- * then re-arming the nodes below it (ft_rearm_below_gather).  A Gather is
- * called once per row it returns, so these are instances of their own
- * rather than one out-of-line level around the others: that level (an
- * extra call and the table's look-up per row) cost 6-8 % of the leader's
- * CPU on a parallel query returning 3.3M rows (P1,
- * bench/results/2026-12-04-lean).  One build (portable): a Gather's own
- * compare is not where its time goes.  No other node's wrapper carries
- * the test.  A profiled wrapper that moves the node to the other mode's
- * wrapper (ft_wrap_prof) moves it to the Gather instance of that timer,
- * and calls it: on that one call the re-arm runs twice, which changes
- * nothing (the walk is idempotent).
+ * starts the parallel machinery, then re-arming the nodes below it
+ * (ft_rearm_below_gather).  Instances of their own, not an out-of-line
+ * level around the others, which cost an extra call per row; portable
+ * only, since a Gather's time is not in its compare; no other wrapper
+ * carries the test.  A profiled wrapper that changes modes moves the node
+ * to the Gather instance of the other timer and calls it, so the re-arm
+ * may run twice on that call, which changes nothing (it is idempotent).
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_gather(PlanState *node, const int t, const bool u)
@@ -636,11 +561,9 @@ static const FtWrapperTable ft_gather_table = {
 };
 
 /*
- * The wrapper a node gets for good, by its timer, whether it counts
- * buffers or WAL, and whether it is a Gather.  A node whose usage is
- * derived from its parent's (usage.h) gets the wrapper of a node that
- * counts neither: no transitions, and for profiled timing a link for the
- * ticks alone.
+ * The wrapper a node gets for good, by its timer, usage and whether it is
+ * a Gather.  A node whose usage is derived (usage.h) gets the no-usage
+ * wrapper: no transitions, and for profiled timing a link for the ticks.
  */
 static inline ExecProcNodeMtd
 ft_method(PlanState *ps, FtTimer timer)
@@ -711,7 +634,7 @@ static ExecProcNodeMtd stock_first = NULL;
 static ExecProcNodeMtd stock_instr = NULL;
 static bool stock_known = false;
 
-/* A node method that returns no tuple; only used by ft_wrappers_learn_stock. */
+/* A node method that returns no tuple, for ft_wrappers_learn_stock. */
 static TupleTableSlot *
 probe_exec_proc_node(PlanState *node)
 {
@@ -719,12 +642,10 @@ probe_exec_proc_node(PlanState *node)
 }
 
 /*
- * Learn the addresses of execProcnode.c's static ExecProcNodeFirst and
- * ExecProcNodeInstr by running a dummy node through them once.  We need
- * them to recognise nodes that stock code has (re)armed, and to leave alone
- * any node some other extension has wrapped.  The dummy has
- * instrumentation without timer, buffer or WAL usage, so the stock
- * wrappers touch nothing outside it.
+ * Learn execProcnode.c's static ExecProcNodeFirst and ExecProcNodeInstr by
+ * running a dummy node through them, to recognise nodes stock code has
+ * (re)armed and leave alone those another extension wrapped.  The dummy's
+ * instrumentation needs no timer or usage, so nothing outside it changes.
  */
 void
 ft_wrappers_learn_stock(void)
@@ -797,10 +718,10 @@ ft_ptr_cmp(const void *a, const void *b)
 }
 
 /*
- * planstate_tree_walker descends into a node's initPlan and subPlan lists,
- * whose plans are also in the executor's es_subplanstates (which CTE scans
- * use without a SubPlan).  To visit every node once, a subplan's root is
- * only entered from the walk over es_subplanstates.
+ * planstate_tree_walker descends into initPlan and subPlan lists, whose
+ * plans are also in es_subplanstates (CTE scans use them without a
+ * SubPlan): a subplan's root is entered only from that list's walk, so
+ * each node is visited once.
  */
 static bool
 ft_wrap_walker(PlanState *ps, void *context)
@@ -873,11 +794,10 @@ ft_rearm_walker(PlanState *ps, void *context)
 }
 
 /*
- * A Gather or Gather Merge has just (re)initialized its parallel
- * machinery, and a parallel hash join below it has re-armed stock
- * instrumentation with ExecSetExecProcNode: put it back on ours.  The
- * join's own first leader-side call already ran under stock
- * instrumentation, which adds to the same totals in the same units.
+ * A Gather has just (re)initialized its parallel machinery, and a parallel
+ * hash join below it has re-armed stock instrumentation: put it back on
+ * ours.  Its first leader call ran under stock's, which adds to the same
+ * totals in the same units.
  */
 static pg_noinline void
 ft_rearm_below_gather(PlanState *node, FtTimer timer)
