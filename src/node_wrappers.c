@@ -422,6 +422,8 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
  * compares both counters, which halves the instances (a frame is credited
  * only what it counts, and an extra transition is never wrong: usage.h).
  */
+/* a one-argument macro for each timer kind, 0 to FT_N_TIMERS - 1 */
+#define FT_EACH_TIMER(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9)
 #define FT_BODY(isa, t, u) \
 	((t) == FT_TIMER_PROF_PHASE_TSC ? \
 	 ft_wrap_prof(node, true, false, u, u, FT_ISA_##isa) : \
@@ -543,22 +545,10 @@ ft_gather_##t##_1(PlanState *node) \
 { \
 	return ft_wrap_gather(node, t, true); \
 }
-FT_GT(0)
-FT_GT(1)
-FT_GT(2)
-FT_GT(3)
-FT_GT(4)
-FT_GT(5)
-FT_GT(6)
-FT_GT(7)
-FT_GT(8)
-FT_GT(9)
+FT_EACH_TIMER(FT_GT)
 
-#define FT_EG(t) {ft_gather_##t##_0, ft_gather_##t##_1}
-static const FtWrapperTable ft_gather_table = {
-	FT_EG(0), FT_EG(1), FT_EG(2), FT_EG(3), FT_EG(4),
-	FT_EG(5), FT_EG(6), FT_EG(7), FT_EG(8), FT_EG(9)
-};
+#define FT_EG(t) {ft_gather_##t##_0, ft_gather_##t##_1},
+static const FtWrapperTable ft_gather_table = {FT_EACH_TIMER(FT_EG)};
 
 /*
  * The wrapper a node gets for good, by its timer, usage and whether it is
@@ -592,16 +582,7 @@ ft_first_##t(PlanState *node) \
 	node->ExecProcNode = ft_method(node, (FtTimer) t); \
 	return node->ExecProcNode(node); \
 }
-FT_FIRST(0)
-FT_FIRST(1)
-FT_FIRST(2)
-FT_FIRST(3)
-FT_FIRST(4)
-FT_FIRST(5)
-FT_FIRST(6)
-FT_FIRST(7)
-FT_FIRST(8)
-FT_FIRST(9)
+FT_EACH_TIMER(FT_FIRST)
 
 static const ExecProcNodeMtd ft_first[FT_N_TIMERS] = {
 	ft_first_0, ft_first_1, ft_first_2, ft_first_3, ft_first_4, ft_first_5,
