@@ -517,46 +517,31 @@ ft_prof_fault_tick(void)
 static bool
 ft_prof_fault_names(const char *setting, PlanState *node)
 {
-	const char *name;
+	static const struct
+	{
+		NodeTag		tag;
+		const char *name;
+	}			names[] = {
+		{T_AggState, "Aggregate"},
+		{T_BitmapHeapScanState, "Bitmap Heap Scan"},
+		{T_FunctionScanState, "Function Scan"},
+		{T_HashJoinState, "Hash Join"},
+		{T_LimitState, "Limit"},
+		{T_MaterialState, "Materialize"},
+		{T_NestLoopState, "Nested Loop"},
+		{T_SeqScanState, "Seq Scan"},
+		{T_SortState, "Sort"},
+		{T_SubqueryScanState, "Subquery Scan"},
+	};
 
 	if (setting == NULL || setting[0] == '\0')
 		return false;
-	switch (nodeTag(node))
+	for (int i = 0; i < lengthof(names); i++)
 	{
-		case T_AggState:
-			name = "Aggregate";
-			break;
-		case T_BitmapHeapScanState:
-			name = "Bitmap Heap Scan";
-			break;
-		case T_FunctionScanState:
-			name = "Function Scan";
-			break;
-		case T_HashJoinState:
-			name = "Hash Join";
-			break;
-		case T_LimitState:
-			name = "Limit";
-			break;
-		case T_MaterialState:
-			name = "Materialize";
-			break;
-		case T_NestLoopState:
-			name = "Nested Loop";
-			break;
-		case T_SeqScanState:
-			name = "Seq Scan";
-			break;
-		case T_SortState:
-			name = "Sort";
-			break;
-		case T_SubqueryScanState:
-			name = "Subquery Scan";
-			break;
-		default:
-			return false;
+		if (nodeTag(node) == names[i].tag)
+			return strcmp(setting, names[i].name) == 0;
 	}
-	return strcmp(setting, name) == 0;
+	return false;
 }
 
 /*
