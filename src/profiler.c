@@ -601,6 +601,21 @@ ft_prof_calls_so_far(void)
 	return calls;
 }
 
+/* The median of n values, which it sorts. */
+static double
+ft_prof_median(double *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j] < v[j - 1]; j--)
+		{
+			double		t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
 /*
  * The cost of one read of a clock as exact calls read it (the TSC in
  * order), measured once per backend: the median of five batches, so that
@@ -624,16 +639,8 @@ ft_prof_measure_read_ns(bool tsc)
 		batch[b] = (double) (ft_read_clock_gettime_ns() - t0) / 64.0;
 		(void) sink;
 	}
-	/* the median: five values, insertion sort */
-	for (int i = 1; i < 5; i++)
-		for (int j = i; j > 0 && batch[j] < batch[j - 1]; j--)
-		{
-			double		t = batch[j];
-
-			batch[j] = batch[j - 1];
-			batch[j - 1] = t;
-		}
-	ft_prof_read_ns[tsc] = Max(batch[2], 0.1);
+	ft_prof_read_ns[tsc] = ft_prof_median(batch, 5);
+	ft_prof_read_ns[tsc] = Max(ft_prof_read_ns[tsc], 0.1);
 	return ft_prof_read_ns[tsc];
 }
 
@@ -1259,16 +1266,7 @@ ft_prof_tick_cost_ns(void)
 		cost = 0.0;
 		return cost;
 	}
-	/* the median: insertion sort */
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && est[j] < est[j - 1]; j--)
-		{
-			double		t = est[j];
-
-			est[j] = est[j - 1];
-			est[j - 1] = t;
-		}
-	cost = n % 2 ? est[n / 2] : (est[n / 2 - 1] + est[n / 2]) / 2.0;
+	cost = ft_prof_median(est, n);
 	cost = Max(cost, 0.0);
 	return cost;
 }
