@@ -35,7 +35,7 @@
  * credit is converted to the unit of the query whose node gets it
  * (FtInstrUnits, compat.h; on 19 a query nested in a node may have started
  * under another timing_clock_source), not the running query's.  The
- * timeout is registered in each backend at first use (ft_prof_register).
+ * timeout is registered in each backend at first use (ft_prof_available).
  * The executor hooks restore the chain when a run ends, by error or not
  * (ft_usage_run_end), and transaction abort clears it.
  *
@@ -886,7 +886,7 @@ static sigjmp_buf *ft_prof_register_jmp = NULL;
 /*
  * Error context callback around RegisterTimeout, whose only error is a
  * FATAL that cannot be caught; errfinish runs the callbacks before it
- * reports, so jump back to ft_prof_register from here, which resets the
+ * reports, so jump back to ft_prof_available from here, which resets the
  * error state.
  */
 static void
@@ -897,16 +897,17 @@ ft_prof_register_escape(void *arg)
 }
 
 /*
- * Register the tick's timeout in this backend, once (InitializeTimeouts
- * undoes a registration made in _PG_init).  RegisterTimeout raises FATAL
- * when the extension slots are taken; fasttime must never end a session,
- * so that FATAL is intercepted before it is reported and this backend
- * times exactly, said once at LOG.  Called in main code outside any error
- * handling, so resetting the error state drops nothing else.  Returns
- * whether the tick can be armed.
+ * Can this backend run profiled timing?  Registers the tick's timeout once,
+ * at the first profiled query's ExecutorStart, so that a backend that
+ * cannot gets exact wrappers (InitializeTimeouts undoes a registration
+ * made in _PG_init).  RegisterTimeout raises FATAL when the extension
+ * slots are taken; fasttime must never end a session, so that FATAL is
+ * intercepted before it is reported and this backend times exactly, said
+ * once at LOG.  Called in main code outside any error handling, so
+ * resetting the error state drops nothing else.
  */
-static bool
-ft_prof_register(void)
+bool
+ft_prof_available(void)
 {
 	sigjmp_buf	jmp;
 	ErrorContextCallback escape;
@@ -947,16 +948,6 @@ ft_prof_register(void)
 				 errdetail("Every timeout slot PostgreSQL offers extensions is taken in this backend, and profiled timing needs one for its tick."),
 				 errhint("Other loaded extensions use the slots; exact node timing works without one.")));
 	return ft_prof_registered;
-}
-
-/*
- * Can this backend run profiled timing?  Registers at the first profiled
- * query's ExecutorStart, so a backend that cannot gets exact wrappers.
- */
-bool
-ft_prof_available(void)
-{
-	return ft_prof_register();
 }
 
 /*
@@ -1094,7 +1085,7 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
 
-	if (ft_prof_depth == 1 && ft_prof_register())
+	if (ft_prof_depth == 1 && ft_prof_available())
 		enable_timeout_every(ft_prof_timeout,
 							 TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 														 ft_prof_first_tick_ms()),
@@ -1230,7 +1221,7 @@ ft_prof_tick_cost_ns(void)
 		   iters < (PG_INT64_MAX / 16))
 		iters *= 2;
 	iters *= 8;
-	if (!ft_prof_register())
+	if (!ft_prof_available())
 	{
 		cost = 0.0;
 		return cost;
