@@ -125,6 +125,7 @@ static volatile int ft_prof_cur_ms = 1;
 static volatile int ft_prof_want_ms = 1;
 static int	ft_prof_max_ms = 1;
 static volatile uint32 ft_prof_step_ticks = 0;
+#define FT_PROF_TICKS_PER_STEP 250	/* ticks before the interval doubles */
 volatile sig_atomic_t ft_prof_rearm_pending = 0;
 
 static void ft_prof_tick(void);
@@ -955,10 +956,13 @@ ft_prof_available(void)
  * node calls?  A plan whose calls cannot get near the exact prefix's read
  * bound is timed exactly throughout at exact timing's cost, without a
  * profiled run's set-up, which costs more than the timing on a statement
- * of few calls.  FT_PROF_ESTIMATE_MARGIN covers misestimates; a plan
- * misestimated beyond it is still timed right, at exact timing's cost.
- * With profile_after = 0 every plan is profiled.
+ * of few calls.  The margin covers the planner's row estimates, often
+ * off by an order of magnitude or two; a plan misestimated beyond it is
+ * still timed right, at exact timing's cost.  With profile_after = 0
+ * every plan is profiled.
  */
+#define FT_PROF_ESTIMATE_MARGIN 100.0
+
 bool
 ft_prof_pays(double estimated_calls, bool tsc)
 {

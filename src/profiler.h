@@ -194,16 +194,6 @@ ft_prof_rearm_if_asked(void)
 		ft_prof_rearm();
 }
 
-/*
- * How far below the exact prefix's read bound a plan's estimated node
- * calls must stay for the plan to be timed exactly throughout
- * (ft_prof_pays): the planner's row estimates are often off by an order
- * of magnitude or two.
- */
-#define FT_PROF_ESTIMATE_MARGIN 100.0
-
-/* ticks per interval before the interval doubles (profiler.c) */
-#define FT_PROF_TICKS_PER_STEP 250
 #ifdef FASTTIME_FAULT_INJECTION
 extern void ft_prof_fault_switch(void);
 extern void ft_prof_fault_at_return(PlanState *node);
