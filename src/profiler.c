@@ -77,7 +77,7 @@
 volatile sig_atomic_t ft_prof_busy = 0;
 volatile uint8 ft_prof_in_wrapper = 0;
 volatile uint8 ft_prof_gate = FT_FRAME_NONE;
-volatile uint64 ft_prof_last = 0;
+static volatile uint64 ft_prof_last = 0;
 
 /*
  * Time since the last tick that exact calls have credited to the profiled

@@ -107,9 +107,6 @@ extern volatile uint8 ft_prof_in_wrapper;
  */
 extern volatile uint8 ft_prof_gate;
 
-/* the clock at the last tick */
-extern volatile uint64 ft_prof_last;
-
 /* the frames of the query running now */
 extern FtProfFrame **ft_prof_frames;
 extern uint32 ft_prof_nframes;
