@@ -4,40 +4,22 @@
  *	  Profiled node timing: the periodic tick that credits elapsed time to
  *	  the executing plan nodes, and the switch from exact timing to it.
  *
- * The design -- frames, the chain, which frames are exact, ft_prof_busy
- * -- is profiler.h's; what is decided per plan, and the error of the
- * credited times, is prof_plan.c's.  Each run (ExecutorRun,
- * ExecutorFinish) of a profiled query ticks: a timeout of timeout.c every
+ * The design (frames, the chain, which frames are exact, ft_prof_busy)
+ * is profiler.h's; per-plan decisions and the error of the credited times
+ * are prof_plan.c's.  Each run (ExecutorRun, ExecutorFinish) of a
+ * profiled query ticks: a timeout of timeout.c every
  * fasttime.profile_interval ms, lengthening as the run goes on
  * (ft_prof_lengthen), whose handler reads the clock once and credits the
- * time since the previous tick to the profiled frames on top of the chain.
- * A late or lost tick loses nothing: the next credits the measured time.
- *
- * Every run starts exact: the wrappers time each call with two clock reads
- * and no tick credits anything.  When the outermost run has lasted
- * fasttime.profile_after ms -- or earlier, once its exact calls' reads are
- * estimated to have cost a quarter of that, so that on a slow clock the
- * prefix's numbers are not mostly the clock's own cost -- the tick
- * switches every query of the run at once (ft_prof_switch): every call is
- * counted once, either side of the switch.  Shorter runs stay exact.
- *
- * After the switch the frames exact for good (profiler.h) stay exact, as
- * do the calls that run a child the executor times itself
- * (ft_prof_core_will_run) and every call inside an exact one.  A Hash,
- * which no wrapper sees, is timed through its child (ft_prof_build_link),
- * and core's clock reads around it are turned off (prof_plan.c).  A tick
- * inside an exact call leaves the rest of its interval to the next tick
- * outside one, since its instant is no sample of it, so no time is handed
- * to a node for being on the chain when an exact call starts.
- *
- * A tick that finds the backend waiting stops the ticks until the next
- * call of a profiled query starts or returns (ft_prof_suspend).  Every
- * credit is converted to the unit of the query whose node gets it
- * (FtInstrUnits, compat.h; on 19 a query nested in a node may have started
- * under another timing_clock_source), not the running query's.  The
- * timeout is registered in each backend at first use (ft_prof_available).
- * The executor hooks restore the chain when a run ends, by error or not
- * (ft_usage_run_end), and transaction abort clears it.
+ * time since the previous tick to the profiled frames on top of the chain
+ * (a late or lost tick loses nothing: the next credits the measured time).
+ * Every run starts exact, no tick crediting anything, until the tick
+ * switches every query of the run at once (ft_prof_switch_due,
+ * ft_prof_switch); a tick that finds the backend waiting stops the ticks
+ * until the next transition (ft_prof_suspend).  A credit is converted to
+ * the unit of the query whose node gets it (FtInstrUnits, compat.h; on 19
+ * a query nested in a node may have started under another
+ * timing_clock_source).  The executor hooks restore the chain when a run
+ * ends, by error or not (ft_usage_run_end); transaction abort clears it.
  *
  * src/profiler.c
  *
@@ -674,8 +656,11 @@ ft_prof_lengthen(void)
 }
 
 /*
- * Has the outermost run's exact prefix lasted long enough, by time or by
- * its reads?  (Fault builds: fasttime.fault_switch_at_return decides.)
+ * Has the outermost run's exact prefix lasted fasttime.profile_after, or
+ * its reads cost a quarter of that (so that on a slow clock its numbers
+ * are not mostly the clock's own cost)?  Every call is then counted once,
+ * either side of the switch; shorter runs stay exact throughout.  (Fault
+ * builds: fasttime.fault_switch_at_return decides.)
  */
 static inline bool
 ft_prof_switch_due(uint64 now)
