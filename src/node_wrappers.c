@@ -851,28 +851,18 @@ ft_read_order_name(FtReadOrder order)
 const char *
 ft_timer_name(FtTimer timer)
 {
-	switch (timer)
-	{
-		case FT_TIMER_NONE:
-			return "none";
-		case FT_TIMER_TSC:
-			return "tsc";
-		case FT_TIMER_CLOCK_GETTIME:
-			return "clock_gettime";
-		case FT_TIMER_TSC_ORDERED:
-			return "tsc, ordered reads";
-		case FT_TIMER_PROF_PHASE_TSC:
-			return "tsc, profiled";
-		case FT_TIMER_PROF_PHASE_CLOCK_GETTIME:
-			return "clock_gettime, profiled";
-		case FT_TIMER_PROF_TSC:
-			return "tsc, profiled phase";
-		case FT_TIMER_PROF_CLOCK_GETTIME:
-			return "clock_gettime, profiled phase";
-		case FT_TIMER_PROF_CORE_TSC:
-			return "tsc, profiled phase, core child";
-		case FT_TIMER_PROF_CORE_CLOCK_GETTIME:
-			return "clock_gettime, profiled phase, core child";
-	}
-	return "?";
+	static const char *const names[FT_N_TIMERS] = {
+		[FT_TIMER_NONE] = "none",
+		[FT_TIMER_TSC] = "tsc",
+		[FT_TIMER_CLOCK_GETTIME] = "clock_gettime",
+		[FT_TIMER_TSC_ORDERED] = "tsc, ordered reads",
+		[FT_TIMER_PROF_PHASE_TSC] = "tsc, profiled",
+		[FT_TIMER_PROF_PHASE_CLOCK_GETTIME] = "clock_gettime, profiled",
+		[FT_TIMER_PROF_TSC] = "tsc, profiled phase",
+		[FT_TIMER_PROF_CLOCK_GETTIME] = "clock_gettime, profiled phase",
+		[FT_TIMER_PROF_CORE_TSC] = "tsc, profiled phase, core child",
+		[FT_TIMER_PROF_CORE_CLOCK_GETTIME] = "clock_gettime, profiled phase, core child",
+	};
+
+	return (unsigned int) timer < FT_N_TIMERS ? names[timer] : "?";
 }
