@@ -47,24 +47,28 @@ ft_is_multiexec(PlanState *ps)
 		IsA(ps, BitmapAndState) || IsA(ps, BitmapOrState);
 }
 
+/* Can the query list a frame for this node (instrumented, id in range)? */
+static bool
+ft_prof_framed(FtProfWalk *w, PlanState *ps)
+{
+	return ps != NULL && ps->plan != NULL && ps->instrument != NULL &&
+		ps->plan->plan_node_id >= 0 && ps->plan->plan_node_id < w->q->nframes;
+}
+
 /* List a node's frame in its query, exact (for good if permanent). */
 static void
 ft_prof_mark(FtProfWalk *w, PlanState *ps, bool permanent)
 {
-	int			id;
 	FtProfFrame *f;
 
-	if (ps == NULL || ps->plan == NULL || ps->instrument == NULL)
-		return;
-	id = ps->plan->plan_node_id;
-	if (id < 0 || id >= w->q->nframes)
+	if (!ft_prof_framed(w, ps))
 		return;
 	/* the frame lives in the node's own (usage.h), zeroed when made */
 	f = &ft_usage_frame_of(ps)->prof;
 	f->instr = ps->instrument;
 	f->units = &w->q->units;
 	f->mode = FT_FRAME_EXACT;
-	w->q->frames[id] = f;
+	w->q->frames[ps->plan->plan_node_id] = f;
 	if (permanent || ps->instrument->async_mode)
 		f->permanent = true;
 }
@@ -79,16 +83,8 @@ ft_prof_mark(FtProfWalk *w, PlanState *ps, bool permanent)
 static bool
 ft_prof_hash_own_build(FtProfWalk *w, PlanState *ps)
 {
-	PlanState  *child;
-
-	if (!IsA(ps, HashState) || ps->plan == NULL || ps->plan->parallel_aware ||
-		ps->instrument == NULL)
-		return false;
-	child = outerPlanState(ps);
-	return child != NULL && child->plan != NULL && child->instrument != NULL &&
-		ps->plan->plan_node_id >= 0 && ps->plan->plan_node_id < w->q->nframes &&
-		child->plan->plan_node_id >= 0 &&
-		child->plan->plan_node_id < w->q->nframes;
+	return IsA(ps, HashState) && ft_prof_framed(w, ps) &&
+		!ps->plan->parallel_aware && ft_prof_framed(w, outerPlanState(ps));
 }
 
 /*
@@ -146,8 +142,7 @@ ft_prof_walker(PlanState *ps, void *context)
 
 	ft_prof_mark(w, ps, false);
 	(void) planstate_tree_walker(ps, ft_child_timed_by_core, &cc);
-	if ((cc.multiexec || cc.async) && ps->plan != NULL && ps->instrument != NULL &&
-		ps->plan->plan_node_id >= 0 && ps->plan->plan_node_id < w->q->nframes)
+	if ((cc.multiexec || cc.async) && ft_prof_framed(w, ps))
 	{
 		FtProfFrame *f = w->q->frames[ps->plan->plan_node_id];
 
