@@ -584,10 +584,8 @@ ft_first_##t(PlanState *node) \
 }
 FT_EACH_TIMER(FT_FIRST)
 
-static const ExecProcNodeMtd ft_first[FT_N_TIMERS] = {
-	ft_first_0, ft_first_1, ft_first_2, ft_first_3, ft_first_4, ft_first_5,
-	ft_first_6, ft_first_7, ft_first_8, ft_first_9
-};
+#define FT_EF(t) ft_first_##t,
+static const ExecProcNodeMtd ft_first[FT_N_TIMERS] = {FT_EACH_TIMER(FT_EF)};
 
 /* Is this one of the methods we put nodes on? */
 static bool
