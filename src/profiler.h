@@ -153,7 +153,6 @@ ft_prof_add(FtProfFrame *pf, uint64 delta, bool tsc)
 extern void ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now,
 							  bool tsc);
 extern void ft_prof_join_late(FtProfFrame *pf, uint64 start);
-struct FtUsageFrame;
 extern void ft_prof_build_link(struct FtUsageFrame *bf, bool tsc);
 extern void ft_prof_build_unlink(struct FtUsageFrame *bf, bool tsc);
 extern void ft_prof_gate_open(void);
