@@ -3,33 +3,26 @@
  * node_wrappers.c
  *	  The per-node instrumentation wrappers: fasttime's hot path.
  *
- * Stock PostgreSQL instruments a node through ExecProcNodeInstr, whose
- * out-of-line InstrStartNode and InstrStopNode test need_timer,
- * need_bufusage and need_walusage at every call, read clock_gettime(),
- * and copy and diff the whole BufferUsage.  Here each combination of timer
- * kind and usage is its own function, specialized by the compiler from one
- * always-inline body and picked per node at executor start (a Gather gets
- * instances of its own, ft_wrap_gather).  No wrapper tests an option per
- * call, divides, or makes a system call (but the clock_gettime timers,
- * the stock clock on purpose).  Each computes what stock's would:
- *
- * - rows, loops and the first-tuple time: InstrStopNode's code, including
- *   the async_mode rule;
- * - buffer and WAL usage: credited at transitions along the chain of
- *   calls under way (usage.h);
- * - time: two TSC reads and a multiply, or the stock clock with stock
- *   arithmetic (where the TSC is not in effect but the cheaper bookkeeping
- *   still helps), written in the query's instr_time unit (FtInstrUnits,
- *   compat.h) by a multiply chosen at executor start.
+ * Stock PostgreSQL's ExecProcNodeInstr calls the out-of-line
+ * InstrStartNode and InstrStopNode, which test need_timer, need_bufusage
+ * and need_walusage at every call, read clock_gettime(), and copy and diff
+ * the whole BufferUsage.  Here each combination of timer kind and usage is
+ * its own function, specialized from one always-inline body and picked
+ * per node at executor start: no wrapper tests an option per call,
+ * divides, or makes a system call (but the clock_gettime timers, the
+ * stock clock on purpose).  Each computes what stock's would: rows, loops
+ * and the first-tuple time with InstrStopNode's code (async_mode rule
+ * included), usage at transitions (usage.h), and time from two TSC reads
+ * or the stock clock, written in the query's instr_time unit
+ * (FtInstrUnits, compat.h) by a multiply chosen at executor start.
  *
  * The usage compares come in two builds (portable, AVX2), chosen once per
- * process (ft_wrappers_init).  Exact timing reads the TSC as
- * fasttime.ordered_reads says: ordered (LFENCE;RDTSC) at both ends of a
- * call (FT_TIMER_TSC_ORDERED, the default) or plainly (FT_TIMER_TSC),
+ * process.  Exact timing reads the TSC as fasttime.ordered_reads says:
+ * ordered (LFENCE;RDTSC) at both ends of a call, the default, or plainly,
  * which may read before the call's loads complete, so that their cache
  * misses land in the parent's interval or the call's, run to run.
- * Profiled timing (profiler.h) has wrappers of its own (ft_wrap_prof),
- * whose exact calls always read in order.
+ * Profiled timing (profiler.h) has wrappers of its own, whose exact calls
+ * always read in order.
  *
  * src/node_wrappers.c
  *
@@ -348,18 +341,15 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 
 /*
  * The profiled phase's wrapper as the hot path sees it.  Plain profiled
- * calls (the node's frame profiled, and the call it runs in, if any) take
- * this path: two pointer stores around the call, no clock read, the frame
- * at a fixed offset from the pointer loaded anyway (usage.h).  It need not
- * look at its caller: the gate (profiler.h) is open only while no frame on
- * the chain is exact.  Every other call -- exact, gate shut, no profiled
- * frame (its embedded frame stays exact), frame in the other mode -- goes
- * to "slow", ft_wrap_prof out of line, so the exact machinery costs plain
- * calls one test.  Nodes with a child the executor times itself, and a
- * Hash's children, have a "core" instance that also sends the calls that
- * run that child or start the build to "slow", and ends the build.  The
- * frame is the one ft_prof_frame_of finds: a node runs only inside its own
- * query's run, when that query's frames are current.
+ * calls (frame profiled, and the call it runs in, if any) take this path:
+ * two pointer stores, no clock read.  It need not look at its caller: the
+ * gate (profiler.h) is open only while no frame on the chain is exact.
+ * Every other call goes to "slow" (ft_wrap_prof, out of line), so the
+ * exact machinery costs plain calls one test.  "core" instances (nodes
+ * with a child the executor times itself, a Hash's children) also send
+ * the calls that run that child or start the build there, and end the
+ * build.  The embedded frame is the one ft_prof_frame_of would find: a
+ * node runs only inside its own query's run, when its frames are current.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
@@ -421,8 +411,8 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
  * their table.  usage: the node counts buffers or WAL or both; its wrapper
  * compares both counters, which halves the instances (a frame is credited
  * only what it counts, and an extra transition is never wrong: usage.h).
+ * FT_EACH_TIMER applies a one-argument macro to each timer kind.
  */
-/* a one-argument macro for each timer kind, 0 to FT_N_TIMERS - 1 */
 #define FT_EACH_TIMER(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9)
 #define FT_BODY(isa, t, u) \
 	((t) == FT_TIMER_PROF_PHASE_TSC ? \
