@@ -213,12 +213,11 @@ ft_prof_credit_sample(FtProfFrame *from, uint64 delta, bool tsc)
 
 /*
  * An exact call on top of a profiled frame has returned: credit what it
- * owes (its time since its start, the switch or the last tick in it) to
- * the profiled frames from "from" down, as time the next tick must not
- * credit again.  Its start credited nothing: the time before it is
- * whatever was executing then, which only a tick can tell.  The caller
- * holds ft_prof_busy from before the unlink, so that no tick sees the
- * call off the chain and not yet settled.
+ * owes (since its start, the switch or the last tick in it) to the
+ * profiled frames from "from" down, which the next tick must not credit
+ * again.  Its start credited nothing: only a tick can tell what ran
+ * before.  The caller holds ft_prof_busy from before the unlink, so that
+ * no tick sees the call off the chain and not yet settled.
  */
 void
 ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now, bool tsc)
@@ -289,14 +288,11 @@ ft_prof_switch(uint64 now)
 }
 
 /*
- * An exact-phase call has just linked its frame and found it profiled:
- * the switch came between the wrapper's test of the mode and the link,
- * so it missed the call.  Do what it would have done (the caller holds
- * ft_prof_busy): a call running a child the executor times itself stays
- * exact to its end, owing the frames below its time from the switch; any
- * other keeps its exact time up to the switch and is profiled from there
- * (settled).  Otherwise the call's whole exact time would add to its
- * ticks, and its caller, credited up to the switch, would get it again.
+ * An exact-phase call linked its frame and found it profiled: the switch
+ * came between the wrapper's mode test and the link, and missed the call.
+ * Do what ft_prof_switch would have done (the caller holds ft_prof_busy);
+ * else the call's whole exact time would add to its ticks, and its
+ * caller, credited up to the switch, would get it again.
  */
 void
 ft_prof_join_late(FtProfFrame *pf, uint64 start)
@@ -319,11 +315,9 @@ ft_prof_join_late(FtProfFrame *pf, uint64 start)
 /*
  * A Hash's child is called and the Hash's build frame (prof_plan.c) is not
  * on top of the chain: the build starts.  Link the frame, so the Hash's
- * work between its child's calls is on the chain as the Hash's.  An exact
- * frame starts as an exact call does (node_wrappers.c): gate shut, then
- * the clock read and the link as one step under ft_prof_busy, so the
- * switch finds it in flight like any exact call.  A profiled one just
- * links.
+ * work between its child's calls is the Hash's.  An exact one starts as
+ * an exact call does (node_wrappers.c: gate shut, clock read and link
+ * under ft_prof_busy), so the switch finds it in flight like any other.
  */
 void
 ft_prof_build_link(FtUsageFrame *bf, bool tsc)
@@ -425,14 +419,13 @@ ft_prof_rearm(void)
 }
 
 /*
- * A plain profiled call found the gate shut (by an exact call, maybe
- * returned since, or by the tick asking for a re-arm or stopping itself):
- * resume or re-arm if asked, and open the gate if no frame on the chain
- * is exact.  Main code, before the call links its profiled frame; a tick
+ * A plain profiled call found the gate shut (by an exact call, or by the
+ * tick asking for a re-arm or stopping itself): resume or re-arm if
+ * asked, and open the gate if no frame on the chain is exact.  A tick
  * only makes frames profiled, so the walk's answer holds until main code
- * links or makes an exact frame, which shuts the gate first.  A tick
- * after the walk that shuts the gate has its shutting undone by the
- * opening, so the opening looks again once the gate is open.
+ * links or makes an exact frame, shutting the gate first.  A tick after
+ * the walk has its shutting undone by the opening, so the opening looks
+ * again once the gate is open.
  */
 void
 ft_prof_gate_open(void)
@@ -630,13 +623,11 @@ ft_prof_measure_read_ns(bool tsc)
 /*
  * After FT_PROF_TICKS_PER_STEP profiled ticks at one interval, ask for
  * twice it, up to fasttime.profile_interval_max: short runs keep the
- * ticks they need, long ones pay for fewer signals.  The schedule depends
- * on the tick count alone, so a tick still samples an instant unrelated
- * to the plan.  Only main code may re-arm: the tick asks and shuts the
- * gate, so the next node call's slow path re-arms (ft_prof_rearm).  Until
- * then ticks count nothing and each shuts the gate again, in case an
- * opening under way undid the shutting; a run with no further node call
- * keeps the old interval, at no cost in precision.
+ * ticks they need, long ones pay for fewer signals; the schedule depends
+ * on the tick count alone, so ticks stay unrelated to the plan.  Only
+ * main code may re-arm: the tick asks and shuts the gate for the next
+ * slow path (ft_prof_rearm).  Until then each tick shuts it again, in case
+ * an opening under way undid the shutting.
  */
 static inline void
 ft_prof_lengthen(void)
@@ -676,12 +667,10 @@ ft_prof_switch_due(uint64 now)
 /*
  * Credit the time since the last tick (or resumption) as of "now": to the
  * profiled frames on top of the chain, or, inside an exact call on top of
- * profiled frames, that call's time so far to the frames below it and the
- * rest to the next instant outside exact calls.  For the tick, "now" is a
- * sample (one in a wrapper's own code goes to no node); for ft_prof_resume
- * the time since the stopping tick is exact, the chain having held all
- * along, and only time pending from earlier ticks is a sample.  The
- * caller keeps ticks out.
+ * profiled frames, its time so far to those and the rest to the next
+ * instant outside exact calls.  sample: "now" is the tick's sample; for
+ * ft_prof_resume only time pending from earlier ticks is, the rest being
+ * the unchanged chain's, exactly.  The caller keeps ticks out.
  */
 static void
 ft_prof_credit_until(uint64 now, bool sample)
@@ -755,15 +744,12 @@ ft_prof_waiting(void)
 /*
  * In the tick, which found the backend waiting: stop ticking until the
  * next transition.  PostgreSQL's SIGALRM handler sets the process latch,
- * so every tick would wake a backend sleeping on it (a Gather's leader, a
- * lock wait, pg_sleep) for nothing: while no call starts or returns every
- * tick credits the same frames.  So the periodic timeout becomes a
- * one-shot one (timeout.c re-enables a periodic one after its handler only
- * if it is still periodic), the gate is shut so that the next plain
- * profiled call takes the slow path, and ft_prof_suspended makes every
- * other transition check; the first resumes the tick (ft_prof_resume)
- * before it changes the chain.  The due instant is kept, to resume on the
- * same grid.
+ * so every tick would wake a backend sleeping on it for nothing: while no
+ * call starts or returns, every tick credits the same frames.  The
+ * periodic timeout becomes a one-shot one (timeout.c re-enables only a
+ * still-periodic one), the gate is shut for the next plain profiled call,
+ * and ft_prof_suspended makes every other transition check; the first
+ * resumes the tick (ft_prof_resume) on the same grid of instants.
  */
 static void
 ft_prof_suspend(void)
@@ -883,14 +869,12 @@ ft_prof_register_escape(void *arg)
 }
 
 /*
- * Can this backend run profiled timing?  Registers the tick's timeout once,
- * at the first profiled query's ExecutorStart, so that a backend that
- * cannot gets exact wrappers (InitializeTimeouts undoes a registration
- * made in _PG_init).  RegisterTimeout raises FATAL when the extension
- * slots are taken; fasttime must never end a session, so that FATAL is
- * intercepted before it is reported and this backend times exactly, said
- * once at LOG.  Called in main code outside any error handling, so
- * resetting the error state drops nothing else.
+ * Can this backend run profiled timing?  Registers the tick's timeout at
+ * the first profiled query's ExecutorStart (not in _PG_init, which
+ * InitializeTimeouts would undo).  RegisterTimeout raises FATAL when the
+ * slots are taken; fasttime must never end a session, so it is caught
+ * before it is reported, and this backend times exactly (one LOG).  Called
+ * outside any error handling, so the reset drops only that FATAL.
  */
 bool
 ft_prof_available(void)
@@ -938,13 +922,11 @@ ft_prof_available(void)
 
 /*
  * Is profiled timing worth setting up for a plan estimated to make so many
- * node calls?  A plan whose calls cannot get near the exact prefix's read
- * bound is timed exactly throughout at exact timing's cost, without a
- * profiled run's set-up, which costs more than the timing on a statement
- * of few calls.  The margin covers the planner's row estimates, often
- * off by an order of magnitude or two; a plan misestimated beyond it is
- * still timed right, at exact timing's cost.  With profile_after = 0
- * every plan is profiled.
+ * node calls?  A plan that cannot near the exact prefix's read bound is
+ * timed exactly throughout, without a profiled run's set-up, which costs
+ * more than the timing on a short statement.  The margin covers row
+ * estimates off by an order of magnitude or two; beyond it a plan is
+ * still timed right.  With profile_after = 0 every plan is profiled.
  */
 #define FT_PROF_ESTIMATE_MARGIN 100.0
 
