@@ -27,8 +27,7 @@ typedef struct FtProfFrame
 	/* what a profiled call reads, first */
 	volatile uint8 mode;		/* FT_FRAME_NONE, _EXACT or _PROFILED */
 	bool		core_child;		/* has a child the executor times itself
-								 * (MultiExec or async): its calls running
-								 * it are exact */
+								 * (MultiExec or async) */
 	bool		permanent;		/* stays exact for good */
 	volatile bool settled;		/* the switch took over this exact call in
 								 * flight */
@@ -36,13 +35,11 @@ typedef struct FtProfFrame
 	bool		build_exact;	/* a Hash's build frame, exact for one build
 								 * run inside an exact call */
 	volatile bool switch_pending;	/* the switch found this core call in
-									 * flight: exact to its end, then
-									 * profiled */
+									 * flight: profiled after it */
 	struct FtUsageFrame *build; /* a Hash's child: the Hash's build frame */
 	FtNodeInstr *instr;			/* the node's instrumentation */
-	const FtInstrUnits *units;	/* its query's unit, in which every credit
-								 * to it converts (a nested query's may
-								 * differ on 19) */
+	const FtInstrUnits *units;	/* its query's unit, for every credit to
+								 * it (may differ from the running query's) */
 	uint64		start;			/* exact call: the clock at its start */
 	uint64		owed_from;		/* exact call: the clock from which it owes
 								 * time to the profiled frames below */

@@ -6,35 +6,32 @@
  *	  bookkeeping they run inline.
  *
  * Every plan node of a profiled query has a frame (FtProfFrame, inside the
- * node's own frame of usage.h, so a wrapper reaches it with no load; the
- * query lists them by plan_node_id), which the node's wrapper links on the
- * chain of calls under way (usage.h) for each call.  An exact frame's call
- * is timed with two clock reads; a profiled one's reads no clock, and the
- * periodic tick (profiler.c) credits the time since the previous tick to
- * every profiled frame on top of the chain, down to the first exact one.
- * Frames of a query that is not profiled (linked only for buffer counts)
- * are FT_FRAME_NONE, and every walk passes over them.  An exact call on top
- * of profiled frames credits them its duration when it returns
- * (ft_prof_settle_up), a tick inside it its time so far, and the next tick
- * only the rest of its interval: time is counted once per node, and a
- * node's inclusive time contains its callees', as long as no profiled
- * frame runs inside an exact one.  profiler.c guarantees that: every query
- * starts exact and all switch together, and frames exact for good (below a
- * Parallel Hash or a bitmap node, which core times through
- * MultiExecProcNode; nodes with async children; async nodes) have only
- * such frames below them.  A Hash that builds alone is timed through a
- * frame its child's calls link for the build (ft_prof_build_link).  No
+ * node's frame of usage.h, reached with no load; listed by plan_node_id),
+ * which its wrapper links on the chain of calls under way (usage.h) for
+ * each call.  An exact frame's call is timed with two clock reads; a
+ * profiled one's reads no clock, and the periodic tick (profiler.c)
+ * credits the time since the previous tick to every profiled frame on top
+ * of the chain, down to the first exact one.  Frames of queries not
+ * profiled (FT_FRAME_NONE, linked for buffer counts) are passed over.  An
+ * exact call on top of profiled frames credits them its duration at its
+ * return (ft_prof_settle_up), a tick inside it its time so far, and the
+ * next tick only the rest: time is counted once per node, and inclusive
+ * times contain callees', as long as no profiled frame runs inside an
+ * exact one.  Hence every query starts exact and all switch together, and
+ * frames exact for good (below a Parallel Hash or a bitmap node, which
+ * core times through MultiExecProcNode; nodes with async children; async
+ * nodes) have only such frames below them.  A Hash that builds alone is
+ * timed through a frame its child's calls link (ft_prof_build_link).  No
  * exact call credits the time before it to anyone: only a tick, at an
  * instant unrelated to the plan, tells which node was executing.
  *
- * The tick and the settlements change counters of frames on the chain, in
- * a signal handler; main code changes a node's counter only while its
- * frame is off the chain (its call returned) or under ft_prof_busy, which
- * makes a tick that lands then wait for the next one.  An exact call holds
- * ft_prof_busy around its start and link, and around its unlink and
- * settle-up, so that no tick finds it off the chain with its time already
- * its callers' or not yet theirs.  Each frame is credited in the unit of
- * its own query (FtProfFrame.units).
+ * The tick (a signal handler) and the settlements change counters of
+ * frames on the chain; main code changes a node's counter only while its
+ * frame is off the chain or under ft_prof_busy, which makes a tick that
+ * lands then wait for the next.  An exact call holds ft_prof_busy around
+ * its start and link, and around its unlink and settle-up, so that no
+ * tick finds it off the chain with its time already its callers' or not
+ * yet theirs.  Each frame is credited in its own query's unit.
  *
  * src/profiler.h
  *
@@ -70,8 +67,7 @@ typedef struct FtProfQuery
 	uint64		tick_ms;		/* their intervals' sum, ms */
 	uint64		tick_ms_sq;		/* the sum of their intervals' squares */
 	int			longest_ms;		/* the longest interval it ticked at */
-	uint64		samples;		/* ticks that credited a sample (after the
-								 * switch) while it ran */
+	uint64		samples;		/* ticks after the switch that sampled it */
 	double		sample_ms;		/* the time they credited, ms */
 	double		sample_sq_ms;	/* the sum of its squares, ms^2 */
 	bool		switched;		/* its frames were profiled at some point */
@@ -96,14 +92,12 @@ extern volatile uint8 ft_prof_in_wrapper;
 
 /*
  * The profiled fast path's gate: FT_FRAME_PROFILED only while no frame on
- * the chain is exact, so a call whose own frame is profiled may take that
- * path without looking at its callers.  An exact call shuts it before its
- * frame is linked (or made exact); ft_prof_gate_open (main code) opens it
- * once a walk finds no exact frame.  The tick never makes a frame exact;
- * it shuts the gate only to ask for a re-arm (main code's job) or when it
- * stops itself in a wait, so the next call takes the slow path, which
- * does either.  Shutting is always safe, and an opening under way sees a
- * shutting it undid once it has opened the gate.
+ * the chain is exact, so a call with a profiled frame may take that path
+ * without looking at its callers.  An exact call shuts it before its
+ * frame is linked (or made exact); ft_prof_gate_open reopens it.  The tick
+ * never makes a frame exact; it shuts the gate only to send the next call
+ * to the slow path, to re-arm or resume it.  Shutting is always safe, and
+ * an opening under way sees a shutting it undid once the gate is open.
  */
 extern volatile uint8 ft_prof_gate;
 
