@@ -275,31 +275,24 @@ ft_prof_estimated_calls(PlanState *planstate, double limit)
 }
 
 /*
- * The statistical error of profiled node times.
- *
- * After the switch each tick credits a time D_i (its interval, or more
- * when it carries time pending from ticks in exact calls) to every node
- * on the chain at its instant (ft_prof_credit_sample).  Let X_ij be 1
- * when tick i finds node j there.  When j's calls are short against the
- * interval and the ticks are unrelated to the plan's rhythm, the X_ij are
- * about independent, 1 with probability p_j, j's share of the run.  The
- * sampled part of j's time, T_j = sum_i D_i X_ij, then has
+ * The statistical error of profiled node times.  After the switch each
+ * tick credits a time D_i (its interval, plus time pending from ticks in
+ * exact calls) to every node on the chain (ft_prof_credit_sample).  Let
+ * X_ij be 1 when tick i finds node j there.  When j's calls are short
+ * against the interval and the ticks unrelated to the plan's rhythm, the
+ * X_ij are about independent, 1 with probability p_j, j's share of the
+ * run, and the sampled part of j's time, T_j = sum_i D_i X_ij, has
  *
  *		Var T_j = p_j (1 - p_j) sum_i D_i^2
  *
- * and Q_j = sum_i D_i^2 X_ij has expectation p_j Q, Q = sum_i D_i^2 over
- * the query's samples, so
- *
- *		p_j ~ Q_j / Q,		Var T_j ~ Q_j (1 - Q_j / Q)
- *
- * (with equal intervals d, d sqrt(n_j (1 - n_j / n)), the binomial count).
- * The rest of a node's time (exact prefix, exact calls) was measured and
- * adds no error.  Where calls are long against the interval, consecutive
- * ticks find the same call and this overstates the error.
- *
- * For a share p of a run of sampled time S = sum D_i, the relative error
- * sqrt(p (1 - p) Q) / (p S) is sqrt((1 - p) / (p N)) with N = S^2 / Q:
- * the binomial one after N ticks of one interval.
+ * Q_j = sum_i D_i^2 X_ij has expectation p_j Q, Q = sum_i D_i^2 over the
+ * query's samples, so p_j ~ Q_j / Q and Var T_j ~ Q_j (1 - Q_j / Q).  The
+ * rest of a node's time (exact prefix, exact calls) was measured and adds
+ * no error; where calls are long against the interval, consecutive ticks
+ * find the same call and this overstates the error.  For a share p of a
+ * run of sampled time S = sum D_i, the relative error sqrt(Var) / (p S)
+ * is sqrt((1 - p) / (p N)) with N = S^2 / Q: the binomial one after N
+ * ticks of one interval.
  */
 
 /*
