@@ -87,10 +87,9 @@ ft_prof_frame_of(PlanState *node)
 }
 
 /*
- * The one body every wrapper is built from.  timer (none, TSC plain or
- * ordered, or the stock clock), buf and wal are compile-time constants in
- * each instance, so every test of them below disappears; so is isa, the
- * instruction set of the usage compare.
+ * The one body every wrapper is built from.  timer, buf, wal and isa (the
+ * usage compare's instruction set) are compile-time constants in each
+ * instance, so every test of them below disappears.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
@@ -174,15 +173,12 @@ typedef TupleTableSlot *(*FtProfSlowFn) (PlanState *node, bool tsc, bool buf,
 
 /*
  * Profiled timing (profiler.h).  profiled: the profiled phase's wrapper,
- * else the exact phase's (before the switch, and for frames that stay
- * exact); a node whose frame is in the other mode moves itself to the
- * other wrapper first.  A call is exact in the exact phase, inside an
- * exact call, or when it runs a child the executor times itself: two
- * reads of the profiler's clock (in order on the TSC, as exact timing's
- * default), and the profiled frames below credited at its return
- * (ft_prof_settle_up).  A profiled call stores two pointers.  Rows and
- * usage are kept as in ft_wrap; the first-tuple time after the frame is
- * off the chain, so that no tick changes the counter while it is read.
+ * else the exact phase's; a node whose frame is in the other mode moves
+ * to the other wrapper first.  A call is exact in the exact phase, inside
+ * an exact call, or when it runs a child the executor times itself: two
+ * clock reads (ordered on the TSC), the frames below credited at return.
+ * Rows and usage are kept as in ft_wrap; the first-tuple time after the
+ * frame is off the chain, so that no tick changes the counter meanwhile.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
@@ -499,14 +495,12 @@ ft_query_timer(FtTimer timer)
 }
 
 /*
- * Gather and Gather Merge: the same body, noting first whether this call
- * starts the parallel machinery, then re-arming the nodes below it
- * (ft_rearm_below_gather).  Instances of their own, not an out-of-line
- * level around the others, which cost an extra call per row; portable
- * only, since a Gather's time is not in its compare; no other wrapper
- * carries the test.  A profiled wrapper that changes modes moves the node
- * to the Gather instance of the other timer and calls it, so the re-arm
- * may run twice on that call, which changes nothing (it is idempotent).
+ * Gather and Gather Merge: the same body, then re-arming the nodes below
+ * if this call started the parallel machinery (ft_rearm_below_gather).
+ * Instances of their own, sparing other wrappers the test and Gathers an
+ * out-of-line level per row; portable only (a Gather's time is not in its
+ * compare).  A profiled wrapper changing modes moves the node to another
+ * Gather instance, so the (idempotent) re-arm may run twice on one call.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_gather(PlanState *node, const int t, const bool u)
@@ -647,9 +641,9 @@ ft_wrappers_stock_known(void)
 }
 
 /*
- * Put one node on fasttime's wrappers if it is instrumented and on a stock
- * wrapper now; leave it alone otherwise (already ours, or some other
- * extension's).  That makes every walk idempotent.
+ * Put one node on our wrappers if it is instrumented and on a stock one
+ * now; leave it alone otherwise (already ours, or another extension's),
+ * which makes every walk idempotent.
  */
 static inline bool
 ft_wrap_node(PlanState *ps, FtTimer timer)
