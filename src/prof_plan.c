@@ -109,10 +109,7 @@ ft_prof_build_frame(FtProfWalk *w, PlanState *hash)
 	ft_usage_frame_of(outerPlanState(hash))->prof.build = bf;
 }
 
-/*
- * planstate_tree_walker callback: a direct child the executor times
- * itself.
- */
+/* planstate_tree_walker callback: a direct child the executor times. */
 static bool
 ft_child_timed_by_core(PlanState *ps, void *context)
 {
@@ -161,10 +158,7 @@ ft_prof_walker(PlanState *ps, void *context)
 	return planstate_tree_walker(ps, ft_prof_walker, context);
 }
 
-/*
- * A profiled query's frames, one per plan_node_id below nframes, in its
- * memory: each instrumented node's, exact to begin with.
- */
+/* A profiled query's frames, by plan_node_id, exact to begin with. */
 FtProfQuery *
 ft_prof_query_create(PlanState *planstate, List *subplanstates, int nframes,
 					 bool tsc, MemoryContext cxt)
