@@ -44,15 +44,13 @@
 /*
  * What the tick (a signal handler) shares with main code.  What the
  * handler writes, or main code changes while a tick may land, is volatile.
- * The rest -- the query stack (ft_prof_stack, ft_prof_depth), the
- * outermost run's clock, start and thresholds (ft_prof_tsc,
- * ft_prof_run_start, ft_prof_threshold, ft_prof_max_calls, ft_prof_max_ms)
- * -- the handler only reads, and main code changes only under ft_prof_busy
- * with pg_compiler_barrier() around the change (no store moves across
- * it), or while no run is under way (ft_prof_depth 0, which the handler
- * tests first).  A tick that finds ft_prof_busy set credits nothing and
- * leaves its interval to the next, so it never sees them half-changed;
- * not volatile, so that main code's reads of them are cheap.
+ * The rest (the query stack; the outermost run's clock, start, thresholds
+ * and longest interval) the handler only reads, and main code changes
+ * only under ft_prof_busy with pg_compiler_barrier() around the change (no
+ * store moves across it), or while no run is under way (ft_prof_depth 0,
+ * which the handler tests first).  A tick that finds ft_prof_busy set
+ * credits nothing and leaves its interval to the next, so it never sees
+ * them half-changed; not volatile, so that main code's reads are cheap.
  */
 
 /* the chain, and the clock at the last tick */
@@ -453,10 +451,7 @@ ft_prof_gate_open(void)
 }
 
 #ifdef FASTTIME_FAULT_INJECTION
-/*
- * Fault builds (fasttime.fault_switch_in_link): the switch, now, as the
- * tick that would land here does it -- unless the run has switched.
- */
+/* Fault builds (fault_switch_in_link): a tick's switch now, if not yet. */
 void
 ft_prof_fault_switch(void)
 {
@@ -471,11 +466,7 @@ ft_prof_fault_switch(void)
 	ft_prof_switch(now);
 }
 
-/*
- * Fault builds: the tick, delivered here as the timeout machinery would
- * deliver it (with SIGALRM blocked meanwhile, so that a real tick cannot
- * land inside this one; it comes right after instead).
- */
+/* Fault builds: a tick now, SIGALRM blocked so no real one lands inside. */
 static void
 ft_prof_fault_tick(void)
 {
@@ -551,9 +542,8 @@ ft_prof_fault_in_wrapper(void)
 #endif
 
 /*
- * The calls the running queries' nodes have made so far (rows and loops;
- * calls a LIMIT cut short are not counted): the tick's estimate of the
- * exact prefix's reads, two a call.
+ * The calls the running queries' nodes have made so far (rows and loops):
+ * the tick's estimate of the exact prefix's reads, two a call.
  */
 static double
 ft_prof_calls_so_far(void)
@@ -1130,10 +1120,7 @@ ft_prof_backend_deferred(void)
 	return ft_prof_deferred_total;
 }
 
-/*
- * This thread's CPU time, ns: what a tick takes from it, whatever else the
- * machine (or a virtual machine's host) does meanwhile.
- */
+/* This thread's CPU time, ns: what a tick takes, whatever else runs. */
 static int64
 ft_prof_cpu_ns(void)
 {

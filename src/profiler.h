@@ -54,10 +54,7 @@ typedef enum FtNodeTimingMode
 	FT_NODE_TIMING_PROFILE
 } FtNodeTimingMode;
 
-/*
- * What one profiled query keeps: its frames, and what EXPLAIN
- * (CLOCK_SOURCE) says of it.
- */
+/* What one profiled query keeps: its frames, and what EXPLAIN shows. */
 typedef struct FtProfQuery
 {
 	FtProfFrame **frames;		/* by plan_node_id; NULL where none */
