@@ -3,62 +3,26 @@
  * node_wrappers.c
  *	  The per-node instrumentation wrappers: fasttime's hot path.
  *
- * Stock PostgreSQL instruments a plan node by pointing its ExecProcNode at
- * ExecProcNodeInstr, which calls InstrStartNode and InstrStopNode around
- * every call: out-of-line functions that test need_timer, need_bufusage
- * and need_walusage each time, read clock_gettime(), copy the whole
- * BufferUsage at the start and run BufferUsageAccumDiff at the end.  Here
- * each combination of what a node needs (timer kind, and whether it counts
- * buffers or WAL) is its own function, specialized by the compiler from
- * one always-inline body, and the executor hook picks one per node at
- * executor start; a Gather or Gather Merge gets instances of its own
- * (ft_wrap_gather).  No wrapper tests an option per call, divides, or
- * makes a system call (except the clock_gettime timers, which are the
- * stock clock on purpose).
+ * Stock PostgreSQL's ExecProcNodeInstr calls the out-of-line
+ * InstrStartNode and InstrStopNode, which test need_timer, need_bufusage
+ * and need_walusage at every call, read clock_gettime(), and copy and diff
+ * the whole BufferUsage.  Here each combination of timer kind and usage is
+ * its own function, specialized from one always-inline body and picked
+ * per node at executor start: no wrapper tests an option per call,
+ * divides, or makes a system call (but the clock_gettime timers, the
+ * stock clock on purpose).  Each computes what stock's would: rows, loops
+ * and the first-tuple time with InstrStopNode's code (async_mode rule
+ * included), usage at transitions (usage.h), and time from two TSC reads
+ * or the stock clock, written in the query's instr_time unit
+ * (FtInstrUnits, compat.h) by a multiply chosen at executor start.
  *
- * What each wrapper computes is exactly what stock's would:
- *
- * - rows, loops and the first-tuple time: the same code as InstrStopNode,
- *   including the async_mode rule;
- * - buffer and WAL usage: credited at transitions (usage.h).  A call of a
- *   node whose query counts buffers or WAL links the node's frame (its
- *   instrumentation, which node->instrument points at: one load) on top of
- *   the per-backend chain of the calls under way; when it starts (before
- *   it links) and when it returns (before it unlinks) the wrapper compares
- *   pgBufferUsage and pgWalUsage with their values at the previous
- *   transition -- a few vector compares, no stores -- and only when they
- *   moved adds the difference to every frame on the chain, out of line.
- *   Each node thus gets the usage during its calls, which is what stock's
- *   InstrStartNode/InstrStopNode diff gives, including what its functions'
- *   queries, SubPlans and InitPlans did inside its calls; a frame joins or
- *   leaves the chain only at a transition of its own, so the crediting is
- *   exact by construction.  Hash and bitmap nodes under MultiExecProcNode,
- *   async requests and ExecShutdownNode's pair around each running node
- *   run stock's start/stop on their own totals while they are not on the
- *   chain; their callers on the chain get the same usage at the next
- *   transition.  A call that never returns (an error) stays linked until
- *   the executor hook that started the run restores the chain;
- * - time: two RDTSC and one multiply (the TSC timers), or the stock clock
- *   with stock arithmetic (the clock_gettime timers, for machines where
- *   the TSC is not in effect but the cheaper bookkeeping still helps).
- *   Times are written in the unit instr_time has for the query
- *   (FtInstrUnits in compat.h: nanoseconds, or on PostgreSQL 19 with the
- *   server's TSC clock in effect raw TSC ticks, which the server converts),
- *   by a multiply chosen at executor start.
- *
- * The vector code for the buffer and WAL compares comes in two builds of
- * the same source (portable, AVX2), chosen once per process from CPUID by
- * ft_wrappers_init().
- *
- * Exact timing reads the TSC as fasttime.ordered_reads says: ordered
- * (LFENCE;RDTSC) at both ends of a call's interval (FT_TIMER_TSC_ORDERED,
- * the default) or plainly (FT_TIMER_TSC).  A plain read can be taken
- * before the loads the call issued have completed, so the latency of its
- * cache misses lands on
- * whichever interval the pipeline stalls in, the parent's in some runs and
- * the call's own in others (the truth pair mem_leaf, bench/sql/truth.sql).
- * Profiled timing (profiler.h) has wrappers of its own, ft_wrap_prof,
- * whose exact calls always read in order.
+ * The usage compares come in two builds (portable, AVX2), chosen once per
+ * process.  Exact timing reads the TSC as fasttime.ordered_reads says:
+ * ordered (LFENCE;RDTSC) at both ends of a call, the default, or plainly,
+ * which may read before the call's loads complete, so that their cache
+ * misses land in the parent's interval or the call's, run to run.
+ * Profiled timing (profiler.h) has wrappers of its own, whose exact calls
+ * always read in order.
  *
  * src/node_wrappers.c
  *
@@ -79,20 +43,13 @@
 #include "profiler.h"
 #include "usage.h"
 
-/*
- * The floor build (make FLOOR=1, benchmarks only) reads no clock at all:
- * what is left is the bookkeeping.
- */
+/* The floor build (make FLOOR=1, benchmarks only) reads no clock. */
 #ifdef FASTTIME_FLOOR
 #define FT_TICKS_AT(stop) ((uint64) 0)
 #define FT_TICKS_ORDERED_AT(stop) ((uint64) 0)
 #define FT_STOCK_CLOCK(t) INSTR_TIME_SET_ZERO(t)
 #elif defined(FASTTIME_FAULT_INJECTION)
-/*
- * Fault builds count which reader each wrapper read used, by position
- * (start plain, start ordered, stop plain, stop ordered), for
- * fasttime_status() and t/009_step_clock.pl.
- */
+/* Fault builds count each reader's reads (start/stop, plain/ordered). */
 #define FT_TICKS_AT(stop) (ft_fault_wrapper_reads[(stop) * 2]++, ft_node_ticks())
 #define FT_TICKS_ORDERED_AT(stop) (ft_fault_wrapper_reads[(stop) * 2 + 1]++, ft_node_ticks_ordered())
 #define FT_STOCK_CLOCK(t) FT_INSTR_CLOCK_NOW(t)
@@ -115,9 +72,8 @@ static inline ExecProcNodeMtd ft_method(PlanState *ps, FtTimer timer);
 
 /*
  * The profiler's frame of a node of the query running now, or NULL when
- * it has none (a node of a query that is not profiled, or one the
- * executor made after ExecutorStart, or one of another query: the last
- * two should not happen; the wrapper then times the call exactly).
+ * it has none (not profiled; or made after ExecutorStart or of another
+ * query, which should not happen): the wrapper then times it exactly.
  */
 static inline FtProfFrame *
 ft_prof_frame_of(PlanState *node)
@@ -131,10 +87,9 @@ ft_prof_frame_of(PlanState *node)
 }
 
 /*
- * The one body every wrapper is built from.  timer (none, TSC plain or
- * ordered, or the stock clock), buf and wal are compile-time constants in
- * each instance, so every test of them below disappears; so is isa, the
- * instruction set of the usage compare.
+ * The one body every wrapper is built from.  timer, buf, wal and isa (the
+ * usage compare's instruction set) are compile-time constants in each
+ * instance, so every test of them below disappears.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
@@ -201,11 +156,9 @@ ft_wrap(PlanState *node, const FtTimer timer, const bool buf, const bool wal,
 }
 
 /*
- * Must this call of a node on the profiled phase's "core" wrapper take the
- * slow path?  When it runs a child the executor times itself
- * (ft_prof_core_will_run), or when the node is a Hash's child and the
- * Hash's build frame is not on top of the chain: the build is starting,
- * and the slow path links that frame first (ft_prof_build_link).
+ * Must this call on the profiled "core" wrapper take the slow path?  When
+ * it runs a child the executor times itself, or starts a Hash's build
+ * (the build frame not on top: the slow path links it first).
  */
 static pg_attribute_always_inline bool
 ft_prof_call_is_special(PlanState *node, FtProfFrame *pf)
@@ -219,18 +172,13 @@ typedef TupleTableSlot *(*FtProfSlowFn) (PlanState *node, bool tsc, bool buf,
 										 bool wal);
 
 /*
- * Profiled timing (profiler.h).  profiled: the wrapper of the profiled
- * phase, else of the exact phase (before the switch, and for the frames
- * that stay exact).  A node whose frame is in the other mode moves itself
- * to the other wrapper first.  A call is exact when the wrapper is the
- * exact phase's or when it runs inside an exact call; an exact call is
- * timed with two reads of the profiler's clock (in order, on the TSC: the
- * exact timing the prefix stands for is exact timing's default) and credits the profiled
- * frames below it when it returns (ft_prof_settle_up); so is a call of a
- * node that will run a child the executor times itself
- * (ft_prof_core_will_run).  A profiled call stores two pointers.  Rows, buffers, WAL and the first-tuple time are
- * kept as in ft_wrap, the first-tuple time after the frame is off the
- * chain, so that no tick changes the counter while it is read.
+ * Profiled timing (profiler.h).  profiled: the profiled phase's wrapper,
+ * else the exact phase's; a node whose frame is in the other mode moves
+ * to the other wrapper first.  A call is exact in the exact phase, inside
+ * an exact call, or when it runs a child the executor times itself: two
+ * clock reads (ordered on the TSC), the frames below credited at return.
+ * Rows and usage are kept as in ft_wrap; the first-tuple time after the
+ * frame is off the chain, so that no tick changes the counter meanwhile.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
@@ -245,10 +193,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 
 	if (unlikely(pf == NULL))
 	{
-		/*
-		 * Timed exactly, and linked (if it counts buffers) as a frame of no
-		 * profiled query for the call, so that no tick takes it for one.
-		 */
+		/* timed exactly, linked (for buffers) as no profiled query's */
 		FtProfFrame *own = &uf->prof;
 		uint8		own_mode = own->mode;
 
@@ -263,9 +208,8 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		FtTimer		other;
 
 		/*
-		 * A node with a child the executor times itself gets the profiled
-		 * wrapper that asks whether a call will run that child; no other
-		 * node's profiled calls pay for the question.
+		 * Only a node with a child the executor times itself gets the
+		 * profiled wrapper that asks whether a call will run that child.
 		 */
 		if (profiled)
 			other = tsc ? FT_TIMER_PROF_PHASE_TSC : FT_TIMER_PROF_PHASE_CLOCK_GETTIME;
@@ -318,12 +262,10 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 
 		/*
 		 * The start and the link as one step, under ft_prof_busy: a tick
-		 * between the two would find the call off the chain, and credit the
-		 * profiled frames below it an interval that ends inside the call,
-		 * which its settle-up credits them again.  Before the switch, the
-		 * switch may have come between the test of the mode above and here:
-		 * the frame is profiled now, and was not in flight as far as the
-		 * switch could see (ft_prof_join_late).
+		 * between them would credit the frames below an interval ending
+		 * inside the call, which the settle-up credits again.  A switch
+		 * since the mode test above has made the frame profiled without
+		 * seeing it in flight (ft_prof_join_late).
 		 */
 		ft_prof_busy = 1;
 		pg_compiler_barrier();
@@ -344,14 +286,11 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 
 		/*
 		 * The unlink and the settle-up as one step, under ft_prof_busy: a
-		 * tick between the two would find the call off the chain and credit
-		 * the frames below it the whole interval, this call's time in it,
-		 * which the settle-up then credits again; a switching tick there
-		 * would credit the caller, in flight, its time up to the switch,
-		 * this call's in it, and make it profiled, and the settle-up would
-		 * credit it this call's time once more.  A tick before the unlink
-		 * finds the call on the chain and takes what it owes up to then
-		 * (owed_from), or switches it in flight (settled).
+		 * tick between them would credit the frames below the whole
+		 * interval, this call's time included, which the settle-up credits
+		 * again (a switching tick: the caller's time up to the switch, then
+		 * this call's once more).  A tick before the unlink takes what the
+		 * call owes so far (owed_from) or switches it in flight (settled).
 		 */
 		ft_prof_busy = 1;
 		pg_compiler_barrier();
@@ -397,26 +336,16 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 }
 
 /*
- * The profiled phase's wrapper, as the hot path sees it.  Most calls of a
- * profiled query after the switch are plain profiled calls: the node's
- * frame is profiled, and so is the call it runs in (or it runs in none).
- * Those take this path, which stores two pointers around the call and
- * reads no clock; the frame is part of the node's own frame (usage.h), at
- * a fixed offset from the pointer the wrapper loads anyway.  It does not
- * look at the call it runs in: the gate (ft_prof_gate, profiler.h) is open
- * only while no frame on the chain is exact, and a frame on the chain
- * that is not exact is profiled or of no profiled query (passed over by
- * the ticks).  Every other call -- an exact one, one while the gate is
- * shut (the first after a stretch of exact calls opens it again), a node
- * with no profiled frame (whose embedded frame stays exact), a frame in
- * the other mode -- goes to "slow", ft_wrap_prof out of line, so that the
- * exact machinery costs the plain calls nothing (no registers to save,
- * one test).  A node with a child the executor times itself, whose calls
- * that run that child must be exact, and a Hash's child, whose call that
- * starts the Hash's build links the Hash's frame first and whose call
- * returning no row ends it, have an instance of their own ("core"), which
- * also sends those calls to "slow" and ends the build.  The frame used here is the one ft_prof_frame_of finds: a node runs only
- * inside a run of its own query, when its query's frames are current.
+ * The profiled phase's wrapper as the hot path sees it.  Plain profiled
+ * calls (frame profiled, and the call it runs in, if any) take this path:
+ * two pointer stores, no clock read.  It need not look at its caller: the
+ * gate (profiler.h) is open only while no frame on the chain is exact.
+ * Every other call goes to "slow" (ft_wrap_prof, out of line), so the
+ * exact machinery costs plain calls one test.  "core" instances (nodes
+ * with a child the executor times itself, a Hash's children) also send
+ * the calls that run that child or start the build there, and end the
+ * build.  The embedded frame is the one ft_prof_frame_of would find: a
+ * node runs only inside its own query's run, when its frames are current.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
@@ -429,11 +358,7 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 	TupleTableSlot *result;
 	double		save_tuplecount;
 
-	/*
-	 * The frame is profiled and the gate open (no exact frame on the
-	 * chain): with modes 0, 1 and 2, only 2 & 2 has bit 1 set, so one test
-	 * stands for both.
-	 */
+	/* frame profiled and gate open: with modes 0-2, one AND tests both */
 	StaticAssertStmt(FT_FRAME_PROFILED == 2 && FT_FRAME_EXACT == 1 &&
 					 FT_FRAME_NONE == 0, "frame modes are 0, 1 and 2");
 	Assert(core == (pf->core_child || pf->build != NULL) ||
@@ -478,13 +403,13 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 }
 
 /*
- * One instance per timer kind and usage, for each instruction set; and the
- * table that finds them.  usage: the node counts buffers or WAL, or both.
- * Such a wrapper compares both counters at each of its transitions,
- * whichever its query counts, which halves the instances; a frame is
- * still credited only with what its node counts (usage.c), and a
- * transition more is never wrong (usage.h).
+ * One instance per timer kind and usage, for each instruction set, and
+ * their table.  usage: the node counts buffers or WAL or both; its wrapper
+ * compares both counters, which halves the instances (a frame is credited
+ * only what it counts, and an extra transition is never wrong: usage.h).
+ * FT_EACH_TIMER applies a one-argument macro to each timer kind.
  */
+#define FT_EACH_TIMER(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9)
 #define FT_BODY(isa, t, u) \
 	((t) == FT_TIMER_PROF_PHASE_TSC ? \
 	 ft_wrap_prof(node, true, false, u, u, FT_ISA_##isa) : \
@@ -538,11 +463,8 @@ FT_WALL(portable, )
 static const FtWrapperTable ft_portable_table = FT_EALL(portable);
 
 /*
- * The AVX2 build, chosen where the CPU and the kernel support it: W2 and
- * W3 with BUFFERS, whose nodes compare the counters at every call,
- * measured 1.12-1.16 times slower with the portable build
- * (bench/results/2026-12-04-lean).  An AVX-512 build measured no faster
- * than AVX2 anywhere and was removed.
+ * The AVX2 build, where the CPU and kernel support it: the usage compare
+ * at every call of a query with BUFFERS is measurably faster with it.
  */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define FT_HAVE_ISA_VARIANTS 1
@@ -555,11 +477,7 @@ static const FtWrapperTable ft_avx2_table = FT_EALL(avx2);
 static const FtWrapperTable *ft_table = &ft_portable_table;
 static const char *ft_isa_name = "portable";
 
-/*
- * The timer a Gather's children are put back on when it re-arms them: the
- * query's, which for the profiled phase's wrappers is the profiled
- * query's.
- */
+/* the query's timer, which a Gather's re-armed children are put back on */
 static inline FtTimer
 ft_query_timer(FtTimer timer)
 {
@@ -577,19 +495,12 @@ ft_query_timer(FtTimer timer)
 }
 
 /*
- * Gather and Gather Merge: the same body, noting first whether this call
- * starts the node's parallel machinery (initialized still false), and
- * then re-arming the nodes below it (ft_rearm_below_gather).  A Gather is
- * called once per row it returns, so these are instances of their own
- * rather than one out-of-line level around the others: that level (an
- * extra call and the table's look-up per row) cost 6-8 % of the leader's
- * CPU on a parallel query returning 3.3M rows (P1,
- * bench/results/2026-12-04-lean).  One build (portable): a Gather's own
- * compare is not where its time goes.  No other node's wrapper carries
- * the test.  A profiled wrapper that moves the node to the other mode's
- * wrapper (ft_wrap_prof) moves it to the Gather instance of that timer,
- * and calls it: on that one call the re-arm runs twice, which changes
- * nothing (the walk is idempotent).
+ * Gather and Gather Merge: the same body, then re-arming the nodes below
+ * if this call started the parallel machinery (ft_rearm_below_gather).
+ * Instances of their own, sparing other wrappers the test and Gathers an
+ * out-of-line level per row; portable only (a Gather's time is not in its
+ * compare).  A profiled wrapper changing modes moves the node to another
+ * Gather instance, so the (idempotent) re-arm may run twice on one call.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_gather(PlanState *node, const int t, const bool u)
@@ -618,29 +529,15 @@ ft_gather_##t##_1(PlanState *node) \
 { \
 	return ft_wrap_gather(node, t, true); \
 }
-FT_GT(0)
-FT_GT(1)
-FT_GT(2)
-FT_GT(3)
-FT_GT(4)
-FT_GT(5)
-FT_GT(6)
-FT_GT(7)
-FT_GT(8)
-FT_GT(9)
+FT_EACH_TIMER(FT_GT)
 
-#define FT_EG(t) {ft_gather_##t##_0, ft_gather_##t##_1}
-static const FtWrapperTable ft_gather_table = {
-	FT_EG(0), FT_EG(1), FT_EG(2), FT_EG(3), FT_EG(4),
-	FT_EG(5), FT_EG(6), FT_EG(7), FT_EG(8), FT_EG(9)
-};
+#define FT_EG(t) {ft_gather_##t##_0, ft_gather_##t##_1},
+static const FtWrapperTable ft_gather_table = {FT_EACH_TIMER(FT_EG)};
 
 /*
- * The wrapper a node gets for good, by its timer, whether it counts
- * buffers or WAL, and whether it is a Gather.  A node whose usage is
- * derived from its parent's (usage.h) gets the wrapper of a node that
- * counts neither: no transitions, and for profiled timing a link for the
- * ticks alone.
+ * The wrapper a node gets for good, by its timer, usage and whether it is
+ * a Gather.  A node whose usage is derived (usage.h) gets the no-usage
+ * wrapper: no transitions, and for profiled timing a link for the ticks.
  */
 static inline ExecProcNodeMtd
 ft_method(PlanState *ps, FtTimer timer)
@@ -669,21 +566,10 @@ ft_first_##t(PlanState *node) \
 	node->ExecProcNode = ft_method(node, (FtTimer) t); \
 	return node->ExecProcNode(node); \
 }
-FT_FIRST(0)
-FT_FIRST(1)
-FT_FIRST(2)
-FT_FIRST(3)
-FT_FIRST(4)
-FT_FIRST(5)
-FT_FIRST(6)
-FT_FIRST(7)
-FT_FIRST(8)
-FT_FIRST(9)
+FT_EACH_TIMER(FT_FIRST)
 
-static const ExecProcNodeMtd ft_first[FT_N_TIMERS] = {
-	ft_first_0, ft_first_1, ft_first_2, ft_first_3, ft_first_4, ft_first_5,
-	ft_first_6, ft_first_7, ft_first_8, ft_first_9
-};
+#define FT_EF(t) ft_first_##t,
+static const ExecProcNodeMtd ft_first[FT_N_TIMERS] = {FT_EACH_TIMER(FT_EF)};
 
 /* Is this one of the methods we put nodes on? */
 static bool
@@ -711,7 +597,7 @@ static ExecProcNodeMtd stock_first = NULL;
 static ExecProcNodeMtd stock_instr = NULL;
 static bool stock_known = false;
 
-/* A node method that returns no tuple; only used by ft_wrappers_learn_stock. */
+/* A node method that returns no tuple, for ft_wrappers_learn_stock. */
 static TupleTableSlot *
 probe_exec_proc_node(PlanState *node)
 {
@@ -719,12 +605,10 @@ probe_exec_proc_node(PlanState *node)
 }
 
 /*
- * Learn the addresses of execProcnode.c's static ExecProcNodeFirst and
- * ExecProcNodeInstr by running a dummy node through them once.  We need
- * them to recognise nodes that stock code has (re)armed, and to leave alone
- * any node some other extension has wrapped.  The dummy has
- * instrumentation without timer, buffer or WAL usage, so the stock
- * wrappers touch nothing outside it.
+ * Learn execProcnode.c's static ExecProcNodeFirst and ExecProcNodeInstr by
+ * running a dummy node through them, to recognise nodes stock code has
+ * (re)armed and leave alone those another extension wrapped.  The dummy's
+ * instrumentation needs no timer or usage, so nothing outside it changes.
  */
 void
 ft_wrappers_learn_stock(void)
@@ -757,9 +641,9 @@ ft_wrappers_stock_known(void)
 }
 
 /*
- * Put one node on fasttime's wrappers if it is instrumented and on a stock
- * wrapper now; leave it alone otherwise (already ours, or some other
- * extension's).  That makes every walk idempotent.
+ * Put one node on our wrappers if it is instrumented and on a stock one
+ * now; leave it alone otherwise (already ours, or another extension's),
+ * which makes every walk idempotent.
  */
 static inline bool
 ft_wrap_node(PlanState *ps, FtTimer timer)
@@ -797,10 +681,10 @@ ft_ptr_cmp(const void *a, const void *b)
 }
 
 /*
- * planstate_tree_walker descends into a node's initPlan and subPlan lists,
- * whose plans are also in the executor's es_subplanstates (which CTE scans
- * use without a SubPlan).  To visit every node once, a subplan's root is
- * only entered from the walk over es_subplanstates.
+ * planstate_tree_walker descends into initPlan and subPlan lists, whose
+ * plans are also in es_subplanstates (CTE scans use them without a
+ * SubPlan): a subplan's root is entered only from that list's walk, so
+ * each node is visited once.
  */
 static bool
 ft_wrap_walker(PlanState *ps, void *context)
@@ -873,11 +757,10 @@ ft_rearm_walker(PlanState *ps, void *context)
 }
 
 /*
- * A Gather or Gather Merge has just (re)initialized its parallel
- * machinery, and a parallel hash join below it has re-armed stock
- * instrumentation with ExecSetExecProcNode: put it back on ours.  The
- * join's own first leader-side call already ran under stock
- * instrumentation, which adds to the same totals in the same units.
+ * A Gather has just (re)initialized its parallel machinery, and a parallel
+ * hash join below it has re-armed stock instrumentation: put it back on
+ * ours.  Its first leader call ran under stock's, which adds to the same
+ * totals in the same units.
  */
 static pg_noinline void
 ft_rearm_below_gather(PlanState *node, FtTimer timer)
@@ -950,28 +833,18 @@ ft_read_order_name(FtReadOrder order)
 const char *
 ft_timer_name(FtTimer timer)
 {
-	switch (timer)
-	{
-		case FT_TIMER_NONE:
-			return "none";
-		case FT_TIMER_TSC:
-			return "tsc";
-		case FT_TIMER_CLOCK_GETTIME:
-			return "clock_gettime";
-		case FT_TIMER_TSC_ORDERED:
-			return "tsc, ordered reads";
-		case FT_TIMER_PROF_PHASE_TSC:
-			return "tsc, profiled";
-		case FT_TIMER_PROF_PHASE_CLOCK_GETTIME:
-			return "clock_gettime, profiled";
-		case FT_TIMER_PROF_TSC:
-			return "tsc, profiled phase";
-		case FT_TIMER_PROF_CLOCK_GETTIME:
-			return "clock_gettime, profiled phase";
-		case FT_TIMER_PROF_CORE_TSC:
-			return "tsc, profiled phase, core child";
-		case FT_TIMER_PROF_CORE_CLOCK_GETTIME:
-			return "clock_gettime, profiled phase, core child";
-	}
-	return "?";
+	static const char *const names[FT_N_TIMERS] = {
+		[FT_TIMER_NONE] = "none",
+		[FT_TIMER_TSC] = "tsc",
+		[FT_TIMER_CLOCK_GETTIME] = "clock_gettime",
+		[FT_TIMER_TSC_ORDERED] = "tsc, ordered reads",
+		[FT_TIMER_PROF_PHASE_TSC] = "tsc, profiled",
+		[FT_TIMER_PROF_PHASE_CLOCK_GETTIME] = "clock_gettime, profiled",
+		[FT_TIMER_PROF_TSC] = "tsc, profiled phase",
+		[FT_TIMER_PROF_CLOCK_GETTIME] = "clock_gettime, profiled phase",
+		[FT_TIMER_PROF_CORE_TSC] = "tsc, profiled phase, core child",
+		[FT_TIMER_PROF_CORE_CLOCK_GETTIME] = "clock_gettime, profiled phase, core child",
+	};
+
+	return (unsigned int) timer < FT_N_TIMERS ? names[timer] : "?";
 }

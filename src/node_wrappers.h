@@ -67,9 +67,8 @@ ft_timer_is_profiled(FtTimer timer)
 }
 
 /*
- * Which of its TSC reads are ordered.  Profiled timing's exact calls read
- * in order at both ends whatever fasttime.ordered_reads says (its profiled
- * calls read nothing), so its TSC timers are ordered.
+ * Which of its TSC reads are ordered: profiled timing's exact calls read
+ * in order whatever fasttime.ordered_reads says.
  */
 static inline FtReadOrder
 ft_timer_reads(FtTimer timer)
@@ -87,9 +86,8 @@ ft_timer_reads(FtTimer timer)
 }
 
 /*
- * The TSC read that ended the latest exact TSC-timed call of this process
- * (one store a call): the clock cross-check (node_timing.c) bounds a short
- * query's reads by it without a read of its own.
+ * The TSC read that ended this process's latest exact TSC-timed call: the
+ * clock cross-check (node_timing.c) bounds a short query's reads by it.
  */
 extern uint64 ft_node_last_tsc;
 

@@ -1,15 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * prof_plan.c
- *	  Profiled node timing, the plan's side: which nodes of a plan can be
- *	  profiled and which must stay exact, the frames a profiled query gets
- *	  at executor start, the estimate of a plan's node calls that decides
- *	  whether profiling it can pay, and the statistical error of the times
- *	  the ticks credited, read after the run (EXPLAIN).
+ *	  Profiled node timing, the plan's side: which nodes stay exact, the
+ *	  frames of a profiled query, the estimate of a plan's node calls, and
+ *	  the error of the credited times, read after the run.
  *
- * Nothing here runs while a query runs: the tick, the switch and the
- * runs are profiler.c's.  The functions are declared in profiler.h, with
- * the types they fill in.
+ * Nothing here runs while a query runs (that is profiler.c's); the
+ * functions are declared in profiler.h.
  *
  * src/prof_plan.c
  *
@@ -50,61 +47,53 @@ ft_is_multiexec(PlanState *ps)
 		IsA(ps, BitmapAndState) || IsA(ps, BitmapOrState);
 }
 
+/* Can the query list a frame for this node (instrumented, id in range)? */
+static bool
+ft_prof_framed(FtProfWalk *w, PlanState *ps)
+{
+	return ps != NULL && ps->plan != NULL && ps->instrument != NULL &&
+		ps->plan->plan_node_id >= 0 && ps->plan->plan_node_id < w->q->nframes;
+}
+
+/* List a node's frame in its query, exact (for good if permanent). */
 static void
 ft_prof_mark(FtProfWalk *w, PlanState *ps, bool permanent)
 {
-	int			id;
 	FtProfFrame *f;
 
-	if (ps == NULL || ps->plan == NULL || ps->instrument == NULL)
-		return;
-	id = ps->plan->plan_node_id;
-	if (id < 0 || id >= w->q->nframes)
+	if (!ft_prof_framed(w, ps))
 		return;
 	/* the frame lives in the node's own (usage.h), zeroed when made */
 	f = &ft_usage_frame_of(ps)->prof;
 	f->instr = ps->instrument;
 	f->units = &w->q->units;
 	f->mode = FT_FRAME_EXACT;
-	w->q->frames[id] = f;
+	w->q->frames[ps->plan->plan_node_id] = f;
 	if (permanent || ps->instrument->async_mode)
 		f->permanent = true;
 }
 
 /*
- * Is this a Hash whose build a profiled query times with ticks?  One that
- * builds its table alone (MultiExecPrivateHash): its child's calls
- * bracket the build, from the first to the one that returns no row, and
- * link the Hash's time (ft_prof_build_link).  Not a Parallel Hash, whose
- * participants wait for each other at barriers before and after those
- * calls, waits that are the Hash's time in stock and that no call of its
- * child brackets: its children stay exact, and core times it.
+ * Is this a Hash whose build the ticks time?  One that builds alone
+ * (MultiExecPrivateHash): its child's calls bracket the build, from the
+ * first to the one returning no row (ft_prof_build_link).  Not a Parallel
+ * Hash, whose barrier waits around those calls are the Hash's time in
+ * stock and bracketed by no child call: core times it.
  */
 static bool
 ft_prof_hash_own_build(FtProfWalk *w, PlanState *ps)
 {
-	PlanState  *child;
-
-	if (!IsA(ps, HashState) || ps->plan == NULL || ps->plan->parallel_aware ||
-		ps->instrument == NULL)
-		return false;
-	child = outerPlanState(ps);
-	return child != NULL && child->plan != NULL && child->instrument != NULL &&
-		ps->plan->plan_node_id >= 0 && ps->plan->plan_node_id < w->q->nframes &&
-		child->plan->plan_node_id >= 0 &&
-		child->plan->plan_node_id < w->q->nframes;
+	return IsA(ps, HashState) && ft_prof_framed(w, ps) &&
+		!ps->plan->parallel_aware && ft_prof_framed(w, outerPlanState(ps));
 }
 
 /*
- * The frame a Hash's build is timed in.  Not the Hash's own frame: core
- * runs stock's start and stop around the build on the Hash's own totals,
- * buffers and WAL included (usage.h), so the Hash's frame must never be
- * credited usage on the chain; this one counts none and credits its ticks
- * to the Hash's instrumentation.  Core's clock reads around the build are
- * turned off (need_timer: core then counts the Hash's rows and usage
- * only), since its time is now the ticks' -- or, before the switch, this
- * frame's own exact time -- and the calls that run the build (the Hash
- * Join's) can be profiled.
+ * The frame a Hash's build is timed in.  Not the Hash's own: core runs
+ * stock's start and stop on that one around the build, usage included
+ * (usage.h), so it must never be credited usage on the chain; this one
+ * counts none and credits the Hash's instrumentation.  Core's clock reads
+ * around the build are turned off (need_timer), since the frame times it,
+ * so the Hash Join's calls that run the build can be profiled.
  */
 static void
 ft_prof_build_frame(FtProfWalk *w, PlanState *hash)
@@ -120,10 +109,7 @@ ft_prof_build_frame(FtProfWalk *w, PlanState *hash)
 	ft_usage_frame_of(outerPlanState(hash))->prof.build = bf;
 }
 
-/*
- * planstate_tree_walker callback: a direct child the executor times
- * itself.
- */
+/* planstate_tree_walker callback: a direct child the executor times. */
 static bool
 ft_child_timed_by_core(PlanState *ps, void *context)
 {
@@ -141,11 +127,9 @@ ft_child_timed_by_core(PlanState *ps, void *context)
 
 /*
  * planstate_tree_walker callback of ft_prof_query_create.  A node with a
- * child the executor times itself must contain that child's exact time:
- * its calls in which the child runs are exact (ft_prof_core_will_run
- * tells them at their start: a Hash Join's build, a Bitmap Heap Scan's
- * first call of each scan), and a node with async children, which may
- * run in any call, is exact for good.
+ * child the executor times itself must contain that child's time: its
+ * calls running it are exact (ft_prof_core_will_run), and a node with
+ * async children, which may run in any call, is exact for good.
  */
 static bool
 ft_prof_walker(PlanState *ps, void *context)
@@ -155,8 +139,7 @@ ft_prof_walker(PlanState *ps, void *context)
 
 	ft_prof_mark(w, ps, false);
 	(void) planstate_tree_walker(ps, ft_child_timed_by_core, &cc);
-	if ((cc.multiexec || cc.async) && ps->plan != NULL && ps->instrument != NULL &&
-		ps->plan->plan_node_id >= 0 && ps->plan->plan_node_id < w->q->nframes)
+	if ((cc.multiexec || cc.async) && ft_prof_framed(w, ps))
 	{
 		FtProfFrame *f = w->q->frames[ps->plan->plan_node_id];
 
@@ -175,10 +158,7 @@ ft_prof_walker(PlanState *ps, void *context)
 	return planstate_tree_walker(ps, ft_prof_walker, context);
 }
 
-/*
- * A profiled query's frames, one per plan_node_id below nframes, in its
- * memory: each instrumented node's, exact to begin with.
- */
+/* A profiled query's frames, by plan_node_id, exact to begin with. */
 FtProfQuery *
 ft_prof_query_create(PlanState *planstate, List *subplanstates, int nframes,
 					 bool tsc, MemoryContext cxt)
@@ -274,10 +254,9 @@ ft_prof_estimate_walker(PlanState *ps, void *context)
 }
 
 /*
- * The node calls the planner's estimates predict for a plan, the main tree
- * with its SubPlans and InitPlans; the walk stops once the sum reaches
- * limit (then the sum is at least limit), so that asking whether a large
- * plan is small costs a node or two.
+ * The node calls the planner's estimates predict for a plan and its
+ * SubPlans and InitPlans; the walk stops once the sum reaches limit, so
+ * asking whether a large plan is small costs a node or two.
  */
 double
 ft_prof_estimated_calls(PlanState *planstate, double limit)
@@ -290,48 +269,29 @@ ft_prof_estimated_calls(PlanState *planstate, double limit)
 }
 
 /*
- * The statistical error of profiled node times.
- *
- * After the switch, each tick credits a time D_i -- the time since the
- * previous tick that no exact call accounted for: its interval, 1 to
- * fasttime.profile_interval_max ms, or more when it also carries time
- * left pending by ticks that landed in exact calls -- to every node whose
- * call is under way at its instant (ft_prof_credit_sample).  Let X_ij be
- * 1 when tick i finds node j on the chain.  When j's calls are short
- * against the interval, and the ticks' instants have nothing to do with
- * the plan's rhythm, the X_ij are about independent, each 1 with
- * probability p_j, the share of the run's time spent inside j's calls.
- * The sampled part of j's time, T_j = sum_i D_i X_ij, then has
+ * The statistical error of profiled node times.  After the switch each
+ * tick credits a time D_i (its interval, plus time pending from ticks in
+ * exact calls) to every node on the chain (ft_prof_credit_sample).  Let
+ * X_ij be 1 when tick i finds node j there.  When j's calls are short
+ * against the interval and the ticks unrelated to the plan's rhythm, the
+ * X_ij are about independent, 1 with probability p_j, j's share of the
+ * run, and the sampled part of j's time, T_j = sum_i D_i X_ij, has
  *
  *		Var T_j = p_j (1 - p_j) sum_i D_i^2
  *
- * and both unknowns come from what the ticks noted: the sum of the
- * squares of the times credited to j, Q_j = sum_i D_i^2 X_ij, has the
- * expectation p_j Q, Q = sum_i D_i^2 over all of the query's samples, so
- *
- *		p_j ~ Q_j / Q,		Var T_j ~ Q_j (1 - Q_j / Q)
- *
- * and the standard error of j's time is the square root.  With equal
- * intervals d it is d sqrt(n_j (1 - n_j / n)), the binomial count of n_j
- * ticks out of n; a node on the chain at every sample (the root of a run
- * that spends all its time in the plan) has none; a node that one tick
- * found has about that tick's interval.  The rest of a node's time --
- * the exact prefix, exact calls, what they owed the nodes below them --
- * was measured and adds no error.  Where calls are long against the
- * interval, consecutive ticks find the same call and the estimate
- * overstates the error (only the call's edges are uncertain).
- *
- * For a node holding a share p of a run of total sampled time S = sum
- * D_i, the relative error is sqrt(p (1 - p) Q) / (p S), which is
- * sqrt((1 - p) / (p N)) with N = S^2 / Q: the binomial relative error
- * after N ticks of one interval (ft_prof_expected_error,
- * ft_prof_effective_ticks).
+ * Q_j = sum_i D_i^2 X_ij has expectation p_j Q, Q = sum_i D_i^2 over the
+ * query's samples, so p_j ~ Q_j / Q and Var T_j ~ Q_j (1 - Q_j / Q).  The
+ * rest of a node's time (exact prefix, exact calls) was measured and adds
+ * no error; where calls are long against the interval, consecutive ticks
+ * find the same call and this overstates the error.  For a share p of a
+ * run of sampled time S = sum D_i, the relative error sqrt(Var) / (p S)
+ * is sqrt((1 - p) / (p N)) with N = S^2 / Q: the binomial one after N
+ * ticks of one interval.
  */
 
 /*
- * The expected relative error (one standard deviation) of the time of a
- * node holding a given share of a run's time, after so many ticks of one
- * interval (see above).
+ * The expected relative error (one standard deviation) of a node holding
+ * a given share of a run, after so many ticks of one interval (above).
  */
 double
 ft_prof_expected_error(double ticks, double share)
@@ -342,10 +302,8 @@ ft_prof_expected_error(double ticks, double share)
 }
 
 /*
- * The number of equal ticks a query's samples are worth to that estimate,
- * (sum D_i)^2 / sum D_i^2 (as many as there were samples, when they all
- * credited the same time).  Before any sample (or should none have
- * credited time), from the nominal intervals of the ticks.
+ * The equal ticks a query's samples are worth, (sum D_i)^2 / sum D_i^2;
+ * without samples, from the ticks' nominal intervals.
  */
 double
 ft_prof_effective_ticks(const FtProfQuery *q)
@@ -358,11 +316,9 @@ ft_prof_effective_ticks(const FtProfQuery *q)
 }
 
 /*
- * The ticks that sampled a node of a profiled query, and the standard
- * error of its time in ms (see above); false if no tick sampled it -- its
- * time was measured, or it was profiled and no tick found it, which
- * EXPLAIN shows as no line rather than as an error of zero.  Read after
- * the run, in main code: the frames' counters no longer change.
+ * The ticks that sampled a node, and the standard error of its time in ms
+ * (above); false if none did, which EXPLAIN shows as no line rather than
+ * an error of zero.  Read after the run, when the counters are still.
  */
 bool
 ft_prof_node_error(const FtProfQuery *q, int plan_node_id, uint64 *ticks,
@@ -383,12 +339,9 @@ ft_prof_node_error(const FtProfQuery *q, int plan_node_id, uint64 *ticks,
 }
 
 /*
- * What a profiled query's run was, in words, after "profiled (": the
- * exact prefix, the ticks and their intervals, the ticks that found
- * fasttime's own code, and the expected error of a node holding 10 % of
- * the time.  For EXPLAIN (CLOCK_SOURCE)'s Node Timing line and for the
- * line that follows a plan auto_explain logs (node_timing.c), which say
- * the same thing.
+ * A profiled query's run in words, after "profiled (": one text for
+ * EXPLAIN (CLOCK_SOURCE)'s Node Timing line and the line after a plan
+ * auto_explain logs (node_timing.c).
  */
 void
 ft_prof_describe(const FtProfQuery *q, struct StringInfoData *buf)

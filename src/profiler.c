@@ -4,79 +4,22 @@
  *	  Profiled node timing: the periodic tick that credits elapsed time to
  *	  the executing plan nodes, and the switch from exact timing to it.
  *
- * With fasttime.node_timing = profile, the node wrappers keep the chain of
- * calls under way (usage.h, profiler.h) and each run of the executor
- * (ExecutorRun, ExecutorFinish) ticks: a timeout of PostgreSQL's own
- * timeout machinery (timeout.c), every fasttime.profile_interval
- * milliseconds, whose handler reads the clock once and credits the time
- * since the previous tick to the profiled frames on top of the chain.  A
- * late or lost tick loses nothing: the next one credits the measured
- * elapsed time.  Ticks lengthen as a run goes on: after
- * FT_PROF_TICKS_PER_STEP ticks at one interval the interval doubles, up
- * to fasttime.profile_interval_max, so that short runs are sampled finely
- * and long ones, which collect ticks anyway, pay for fewer signals.  A
- * node's time is thus its share of the ticks' measured time, and since a tick credits every node whose call is under way, a
- * node's inclusive time contains its callees' by construction.
- *
- * Every run starts exact: the wrappers time each call with two clock
- * reads and no tick credits anything.  When the outermost run has lasted
- * fasttime.profile_after milliseconds -- or earlier, once its exact calls'
- * clock reads are estimated to have cost a quarter of that (the reads
- * made, from the calls counted in the frames so far, times the cost of
- * one read of the run's clock, measured once per backend): on a slow
- * clock the exact prefix is bounded by reads, not by time, so that its
- * numbers are not mostly the clock's own cost -- the tick switches every query of
- * the run to profiled frames at once: each exact call in flight keeps its
- * exact time up to that instant (the tick adds it) and is profiled from
- * then on, and the other frames are profiled from their next call.  Every
- * call is thus counted once, either side of the switch.  Runs shorter than
- * the threshold keep exact numbers throughout.
- *
- * A Hash, which the executor drives through MultiExecProcNode where no
- * wrapper sees it, is timed through its child: the child's call that
- * starts the build links a frame of the Hash's on the chain, and its call
- * that returns no row, which ends the build, unlinks it
- * (ft_prof_build_link), so that the Hash's build is exact or profiled like
- * any call, and core's clock reads around it are turned off (prof_plan.c).
- * Some calls stay exact after the switch: those of the nodes below a
- * Parallel Hash, a Bitmap Index Scan, a BitmapAnd or a BitmapOr (which the
- * executor times itself), of nodes with async children and of async
- * nodes, the calls of a Hash Join that build a Parallel Hash's table and
- * of a Bitmap Heap Scan that run its bitmap nodes (so that they contain
- * the time core measured for those children), and every call made inside
- * an exact one.  An exact
- * call on top of profiled frames credits them with its duration when it
- * returns -- a tick that lands inside it credits them its time so far --
- * and the next tick credits only the rest of its interval; a tick that
- * lands inside an exact call leaves that rest to the next tick that lands
- * outside one, since its instant is no sample of it.  So a profiled
- * node's inclusive time contains its exact callees' exactly, and no time
- * is handed to a node for being on the chain when an exact call starts.
- *
- * A tick that finds the backend waiting (it reports a wait event: a
- * Gather's leader waiting for its workers, a lock, pg_sleep) stops the
- * ticks until the next call of a profiled query starts or returns
- * (ft_prof_suspend, ft_prof_resume): PostgreSQL's SIGALRM handler sets
- * the process latch, so every tick would wake the waiting backend, and
- * while no call starts or returns every tick would credit the same
- * frames.  The transition that resumes the ticks credits those frames the
- * time since the last tick, exactly.
- *
- * Every credit is converted to the unit of the query whose node it is
- * credited to (FtInstrUnits, compat.h: on 19 the unit of instr_time
- * follows timing_clock_source when the query started, and a query run by
- * a function inside a node may have started under another setting than
- * the node's own query), not to the unit of the query running now.
- *
- * The ticks run only while a profiled query runs; the timeout is
- * registered in each backend at first use (a registration made in
- * _PG_init of a preloaded library is undone by InitializeTimeouts in each
- * backend).  The chain is restored by the executor hooks when a run ends,
- * by error or not (ft_usage_run_end), and cleared at transaction abort.
- *
- * What is decided per plan before a run (which nodes stay exact, the
- * frames, whether profiling can pay) and the error of the credited times
- * read after it are prof_plan.c's.
+ * The design (frames, the chain, which frames are exact, ft_prof_busy)
+ * is profiler.h's; per-plan decisions and the error of the credited times
+ * are prof_plan.c's.  Each run (ExecutorRun, ExecutorFinish) of a
+ * profiled query ticks: a timeout of timeout.c every
+ * fasttime.profile_interval ms, lengthening as the run goes on
+ * (ft_prof_lengthen), whose handler reads the clock once and credits the
+ * time since the previous tick to the profiled frames on top of the chain
+ * (a late or lost tick loses nothing: the next credits the measured time).
+ * Every run starts exact, no tick crediting anything, until the tick
+ * switches every query of the run at once (ft_prof_switch_due,
+ * ft_prof_switch); a tick that finds the backend waiting stops the ticks
+ * until the next transition (ft_prof_suspend).  A credit is converted to
+ * the unit of the query whose node gets it (FtInstrUnits, compat.h; on 19
+ * a query nested in a node may have started under another
+ * timing_clock_source).  The executor hooks restore the chain when a run
+ * ends, by error or not (ft_usage_run_end); transaction abort clears it.
  *
  * src/profiler.c
  *
@@ -99,32 +42,28 @@
 #include "usage.h"
 
 /*
- * What the tick (a signal handler) shares with main code.  Variables the
- * handler writes, or that main code changes while a tick may land, are
- * volatile.  The rest below -- the query stack (ft_prof_stack,
- * ft_prof_depth), the outermost run's clock, start and thresholds
- * (ft_prof_tsc, ft_prof_run_start, ft_prof_threshold, ft_prof_max_calls,
- * ft_prof_max_ms) -- the handler only reads, and main code changes them
- * only with ft_prof_busy set and compiler barriers around the change
- * (pg_compiler_barrier(): no store moves across it), or while no run is
- * under way (ft_prof_depth is 0, which the handler tests first).  A tick
- * that finds ft_prof_busy set credits nothing and leaves its interval to
- * the next one, so it never sees them half-changed.  They are not volatile
- * so that main code's reads of them need not be.
+ * What the tick (a signal handler) shares with main code.  What the
+ * handler writes, or main code changes while a tick may land, is volatile.
+ * The rest (the query stack; the outermost run's clock, start, thresholds
+ * and longest interval) the handler only reads, and main code changes
+ * only under ft_prof_busy with pg_compiler_barrier() around the change (no
+ * store moves across it), or while no run is under way (ft_prof_depth 0,
+ * which the handler tests first).  A tick that finds ft_prof_busy set
+ * credits nothing and leaves its interval to the next, so it never sees
+ * them half-changed; not volatile, so that main code's reads are cheap.
  */
 
 /* the chain, and the clock at the last tick */
 volatile sig_atomic_t ft_prof_busy = 0;
 volatile uint8 ft_prof_in_wrapper = 0;
 volatile uint8 ft_prof_gate = FT_FRAME_NONE;
-volatile uint64 ft_prof_last = 0;
+static volatile uint64 ft_prof_last = 0;
 
 /*
- * Time since the last tick that exact calls on top of profiled frames
- * have credited to those frames (the next tick credits only the rest of
- * its interval), and time of earlier intervals still to be credited (a
- * tick that lands inside such an exact call is no sample of the rest of
- * its interval: the next tick that lands outside one credits it).
+ * Time since the last tick that exact calls have credited to the profiled
+ * frames below them (the next tick credits only the rest), and time of
+ * earlier intervals left by ticks inside exact calls, for the next tick
+ * outside one.
  */
 static volatile uint64 ft_prof_carved = 0;
 static volatile uint64 ft_prof_pending = 0;
@@ -139,11 +78,7 @@ int			ft_profile_interval_ms = 1;
 int			ft_profile_interval_max_ms = 4;
 int			ft_profile_after_ms = 20;
 
-/*
- * The timeout, once registered in this backend; ft_prof_unavailable when
- * it could not be (every user timeout slot taken): profiled timing then
- * falls back to exact timing in this backend.
- */
+/* the timeout, once registered; unavailable: no slot (timed exactly) */
 static bool ft_prof_registered = false;
 static bool ft_prof_unavailable = false;
 static TimeoutId ft_prof_timeout;
@@ -162,23 +97,20 @@ static volatile bool ft_prof_switched = false;
 static volatile uint64 ft_prof_switch_at = 0;	/* the clock at the switch */
 
 /*
- * The tick's interval in the outermost run: the one the timeout runs at
- * now, the one the tick wants (ft_prof_rearm_pending asks main code to
- * re-arm the timeout at it: ft_prof_rearm), the longest it may reach, and
- * the ticks taken at the current one since the switch or the last re-arm.
+ * The tick's interval in the outermost run: the timeout's now, the one the
+ * tick wants (ft_prof_rearm_pending asks main code for it), the longest,
+ * and the ticks at the current one since the switch or the last re-arm.
  */
 static volatile int ft_prof_cur_ms = 1;
 static volatile int ft_prof_want_ms = 1;
 static int	ft_prof_max_ms = 1;
 static volatile uint32 ft_prof_step_ticks = 0;
+#define FT_PROF_TICKS_PER_STEP 250	/* ticks before the interval doubles */
 volatile sig_atomic_t ft_prof_rearm_pending = 0;
 
 static void ft_prof_tick(void);
 
-/*
- * The tick stopped itself in a wait (ft_prof_suspend), and the instant it
- * was due then.
- */
+/* the tick stopped itself in a wait (ft_prof_suspend), and when it was due */
 volatile sig_atomic_t ft_prof_suspended = 0;
 static TimestampTz ft_prof_suspend_fin = 0;
 
@@ -245,14 +177,11 @@ ft_prof_credit(FtProfFrame *from, uint64 delta, bool tsc)
 }
 
 /*
- * Credit a tick's sample of time -- time no exact call accounted for,
- * given to the frames the chain holds at the tick's instant -- from
- * "from" down, and note the sample in those frames and in every query
- * running: what the node's error (ft_prof_node_error) is made of.  The
- * frames' time is exact before the switch (no frame is profiled: nothing
- * is credited), and so is a credit made by a transition rather than a
- * tick (ft_prof_resume): neither is a sample.  Plain stores only: this
- * runs in the tick's signal handler.
+ * Credit a tick's sample (time no exact call accounted for) from "from"
+ * down, and note it in those frames and every running query for the
+ * nodes' error (ft_prof_node_error).  Time before the switch, or credited
+ * by a transition (ft_prof_resume), is exact: no sample.  Plain stores
+ * only: this runs in the signal handler.
  */
 static inline void
 ft_prof_credit_sample(FtProfFrame *from, uint64 delta, bool tsc)
@@ -282,15 +211,11 @@ ft_prof_credit_sample(FtProfFrame *from, uint64 delta, bool tsc)
 
 /*
  * An exact call on top of a profiled frame has returned: credit what it
- * owes (its duration since its start, the switch or the last tick that
- * landed in it) to the profiled frames from "from" down, and note it as
- * time the next tick must not credit again.  Its start credited nothing:
- * the time before it belongs to whatever was executing then, which only
- * a tick can tell (crediting it to the frames below the call, which
- * happen to be the chain when it starts, handed a node rescanned once per
- * outer row the time its callers spent between rows).  The caller holds
- * ft_prof_busy from before it unlinked the call (node_wrappers.c), so
- * that no tick sees the call off the chain and not yet settled.
+ * owes (since its start, the switch or the last tick in it) to the
+ * profiled frames from "from" down, which the next tick must not credit
+ * again.  Its start credited nothing: only a tick can tell what ran
+ * before.  The caller holds ft_prof_busy from before the unlink, so that
+ * no tick sees the call off the chain and not yet settled.
  */
 void
 ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now, bool tsc)
@@ -305,14 +230,12 @@ ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now, bool tsc)
 }
 
 /*
- * The switch, in the tick at "now": every exact call in flight on the
- * chain keeps its exact time up to now and is profiled from now on; an
- * exact call that stays exact (permanent, or a call running a child the
- * executor times itself, which stays exact to its end so as to contain
- * that child) owes the frames below it only its time from now; every
- * other frame of the running queries is profiled from its next call.  Before the switch no frame is profiled,
- * so nothing is owed from before.  Each query on the stack notes the run's
- * time so far as its exact prefix (EXPLAIN (CLOCK_SOURCE) shows it).
+ * The switch, in the tick at "now": each exact call in flight keeps its
+ * exact time up to now and is profiled from now on, except those that
+ * stay exact (permanent, or running a child the executor times itself,
+ * to its end), which owe the frames below only their time from now (no
+ * frame was profiled before); every other frame is profiled from its next
+ * call.  Each query notes the run's time so far as its exact prefix.
  */
 static void
 ft_prof_switch(uint64 now)
@@ -329,11 +252,8 @@ ft_prof_switch(uint64 now)
 		else if (f->core_call)
 		{
 			/*
-			 * It runs a child the executor times itself (a Hash Join's
-			 * build): profiled from now on, it would lose to that child
-			 * whatever the ticks after the last one in it do not see, and
-			 * read shorter than it.  It stays exact to its end, owing the
-			 * frames below it its time from now, like a permanent one.
+			 * Profiled from now, it would read shorter than the child core
+			 * times (a Hash Join's build): exact to its end instead.
 			 */
 			f->owed_from = now;
 			f->switch_pending = true;
@@ -366,18 +286,11 @@ ft_prof_switch(uint64 now)
 }
 
 /*
- * An exact call of the exact phase's wrapper has just linked its frame and
- * found it profiled: the switch came after the wrapper tested the mode and
- * before the link, so it did not find the call in flight, and made the
- * frame profiled with the rest.  Do now what it would have done a moment
- * later (the caller holds ft_prof_busy, so no tick runs meanwhile): a call
- * that runs a child the executor times itself stays exact to its end,
- * owing the frames below it its time from the switch; any other keeps its
- * exact time up to the switch and is profiled from there (settled), its
- * frame on the chain for the ticks.  Without this, the exact time of the
- * whole call would be added on top of the ticks it gets, and its caller,
- * which the switch found in flight and credited up to then, would be
- * credited the call's time from its start once more.
+ * An exact-phase call linked its frame and found it profiled: the switch
+ * came between the wrapper's mode test and the link, and missed the call.
+ * Do what ft_prof_switch would have done (the caller holds ft_prof_busy);
+ * else the call's whole exact time would add to its ticks, and its
+ * caller, credited up to the switch, would get it again.
  */
 void
 ft_prof_join_late(FtProfFrame *pf, uint64 start)
@@ -399,13 +312,10 @@ ft_prof_join_late(FtProfFrame *pf, uint64 start)
 
 /*
  * A Hash's child is called and the Hash's build frame (prof_plan.c) is not
- * on top of the chain: the build starts.  Link the frame, so that the
- * Hash's own work between its child's calls (hashing and inserting each
- * row) is on the chain as the Hash's, and the child's calls run on top of
- * it.  An exact frame (before the switch) starts as an exact call does
- * (node_wrappers.c): the fast path's gate shut, the clock read, the start
- * and the link as one step under ft_prof_busy; the switch then finds it in
- * flight like any exact call.  A profiled one just links.
+ * on top of the chain: the build starts.  Link the frame, so the Hash's
+ * work between its child's calls is the Hash's.  An exact one starts as
+ * an exact call does (node_wrappers.c: gate shut, clock read and link
+ * under ft_prof_busy), so the switch finds it in flight like any other.
  */
 void
 ft_prof_build_link(FtUsageFrame *bf, bool tsc)
@@ -419,10 +329,8 @@ ft_prof_build_link(FtUsageFrame *bf, bool tsc)
 		FtProfFrame *below = ft_chain_prof(ft_chain_top);
 
 		/*
-		 * A build run inside an exact call (below a Parallel Hash or a
-		 * bitmap node, or an async one) is exact too, as any call made
-		 * inside one: a profiled frame there would take ticks its exact
-		 * caller's time does not contain.
+		 * Inside an exact call, exact too: a profiled frame would take
+		 * ticks its exact caller's time does not contain.
 		 */
 		if (below != NULL && below->mode == FT_FRAME_EXACT)
 		{
@@ -443,10 +351,9 @@ ft_prof_build_link(FtUsageFrame *bf, bool tsc)
 
 /*
  * A Hash's child returned no row: the build is over (MultiExecPrivateHash
- * stops at the first empty slot), and the child's frame is off the chain.
- * Unlink the Hash's build frame as an exact call returns -- its time added
- * unless the switch took it over in flight (settled), and owed to the
- * profiled frames below it -- or, profiled, just unlink it.
+ * stops at the first empty slot).  Unlink the build frame as an exact
+ * call returns (its time added unless settled, and owed to the profiled
+ * frames below) or, profiled, just unlink it.
  */
 void
 ft_prof_build_unlink(FtUsageFrame *bf, bool tsc)
@@ -480,12 +387,9 @@ ft_prof_build_unlink(FtUsageFrame *bf, bool tsc)
 
 /*
  * The tick wants a longer interval (ft_prof_lengthen): re-arm the timeout
- * at it, in main code -- the slow path of a node call, exact or profiled
- * (ft_prof_rearm_if_asked) -- since timeout.c's enable functions are not
- * made to be called from a timeout handler.  The first tick at the new
- * interval comes one interval from now; whatever time passes until then,
- * the tick credits as it measures it.  The count of ticks at the interval
- * starts again before the tick may count, so that no tick of the old
+ * in main code, since timeout.c's enable functions are not made for a
+ * handler.  The time until the first new tick is credited as measured.
+ * The count restarts before the re-arm, so that no tick of the old
  * interval counts against the new one.
  */
 void
@@ -513,17 +417,13 @@ ft_prof_rearm(void)
 }
 
 /*
- * A plain profiled call found the fast path's gate shut (an exact call
- * shut it, and may have returned since, or the tick wants the timeout
- * re-armed, or stopped itself in a wait): resume or re-arm the tick if
- * asked, and open the gate if no frame on the chain is exact.  Runs in
- * main code, before the call links its own (profiled) frame; a tick only
- * ever makes frames profiled, so what the walk finds stays true until
- * main code links or makes an exact frame, which shuts the gate first.
- * One walk per stretch of exact calls.  A tick that lands after the walk
- * and shuts the gate to ask for a re-arm (or stops itself) has its
- * shutting undone by the opening: so the opening looks again once the
- * gate is open, and does what the tick asked.
+ * A plain profiled call found the gate shut (by an exact call, or by the
+ * tick asking for a re-arm or stopping itself): resume or re-arm if
+ * asked, and open the gate if no frame on the chain is exact.  A tick
+ * only makes frames profiled, so the walk's answer holds until main code
+ * links or makes an exact frame, shutting the gate first.  A tick after
+ * the walk has its shutting undone by the opening, so the opening looks
+ * again once the gate is open.
  */
 void
 ft_prof_gate_open(void)
@@ -551,10 +451,7 @@ ft_prof_gate_open(void)
 }
 
 #ifdef FASTTIME_FAULT_INJECTION
-/*
- * Fault builds (fasttime.fault_switch_in_link): the switch, now, as the
- * tick that would land here does it -- unless the run has switched.
- */
+/* Fault builds (fault_switch_in_link): a tick's switch now, if not yet. */
 void
 ft_prof_fault_switch(void)
 {
@@ -569,11 +466,7 @@ ft_prof_fault_switch(void)
 	ft_prof_switch(now);
 }
 
-/*
- * Fault builds: the tick, delivered here as the timeout machinery would
- * deliver it (with SIGALRM blocked meanwhile, so that a real tick cannot
- * land inside this one; it comes right after instead).
- */
+/* Fault builds: a tick now, SIGALRM blocked so no real one lands inside. */
 static void
 ft_prof_fault_tick(void)
 {
@@ -591,55 +484,38 @@ ft_prof_fault_tick(void)
 static bool
 ft_prof_fault_names(const char *setting, PlanState *node)
 {
-	const char *name;
+	static const struct
+	{
+		NodeTag		tag;
+		const char *name;
+	}			names[] = {
+		{T_AggState, "Aggregate"},
+		{T_BitmapHeapScanState, "Bitmap Heap Scan"},
+		{T_FunctionScanState, "Function Scan"},
+		{T_HashJoinState, "Hash Join"},
+		{T_LimitState, "Limit"},
+		{T_MaterialState, "Materialize"},
+		{T_NestLoopState, "Nested Loop"},
+		{T_SeqScanState, "Seq Scan"},
+		{T_SortState, "Sort"},
+		{T_SubqueryScanState, "Subquery Scan"},
+	};
 
 	if (setting == NULL || setting[0] == '\0')
 		return false;
-	switch (nodeTag(node))
+	for (int i = 0; i < lengthof(names); i++)
 	{
-		case T_AggState:
-			name = "Aggregate";
-			break;
-		case T_BitmapHeapScanState:
-			name = "Bitmap Heap Scan";
-			break;
-		case T_FunctionScanState:
-			name = "Function Scan";
-			break;
-		case T_HashJoinState:
-			name = "Hash Join";
-			break;
-		case T_LimitState:
-			name = "Limit";
-			break;
-		case T_MaterialState:
-			name = "Materialize";
-			break;
-		case T_NestLoopState:
-			name = "Nested Loop";
-			break;
-		case T_SeqScanState:
-			name = "Seq Scan";
-			break;
-		case T_SortState:
-			name = "Sort";
-			break;
-		case T_SubqueryScanState:
-			name = "Subquery Scan";
-			break;
-		default:
-			return false;
+		if (nodeTag(node) == names[i].tag)
+			return strcmp(setting, names[i].name) == 0;
 	}
-	return strcmp(setting, name) == 0;
+	return false;
 }
 
 /*
- * Fault builds: an exact call of this node has just left the chain, and
- * has not settled its time with the frames below it yet.
- * fasttime.fault_tick_at_return delivers a tick here, at every such
- * return of a node of the type it names; fasttime.fault_switch_at_return
- * makes the run's first one the instant of the switch (ft_prof_tick
- * switches at no other until then).
+ * Fault builds: an exact call of this node has left the chain and not yet
+ * settled up.  fasttime.fault_tick_at_return ticks here for the node type
+ * it names; fasttime.fault_switch_at_return makes the first such return
+ * the switch's instant (and no other until then).
  */
 void
 ft_prof_fault_at_return(PlanState *node)
@@ -656,11 +532,7 @@ ft_prof_fault_at_return(PlanState *node)
 		ft_prof_fault_tick();
 }
 
-/*
- * Fault builds: a plain profiled call's wrapper is running its own code
- * (ft_prof_in_wrapper is set); fasttime.fault_tick_in_wrapper delivers a
- * tick here.
- */
+/* Fault builds: fasttime.fault_tick_in_wrapper ticks in a wrapper's code. */
 void
 ft_prof_fault_in_wrapper(void)
 {
@@ -670,9 +542,8 @@ ft_prof_fault_in_wrapper(void)
 #endif
 
 /*
- * The calls the running queries' nodes have made so far (each call
- * returns a row or ends a loop; calls cut short by a LIMIT are not
- * counted): the tick's estimate of the exact prefix's reads, two a call.
+ * The calls the running queries' nodes have made so far (rows and loops):
+ * the tick's estimate of the exact prefix's reads, two a call.
  */
 static double
 ft_prof_calls_so_far(void)
@@ -696,11 +567,25 @@ ft_prof_calls_so_far(void)
 	return calls;
 }
 
+/* The median of n values, which it sorts. */
+static double
+ft_prof_median(double *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j] < v[j - 1]; j--)
+		{
+			double		t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
 /*
- * The cost of one read of a clock as the exact calls read it (the TSC in
- * order), measured once per backend at first use (a few hundred reads,
- * microseconds on any clock; the median of five batches, so that an
- * interrupt in one does not count): what bounds the exact prefix by reads.
+ * The cost of one read of a clock as exact calls read it (the TSC in
+ * order), measured once per backend: the median of five batches, so that
+ * an interrupt in one does not count.  It bounds the exact prefix's reads.
  */
 static double
 ft_prof_measure_read_ns(bool tsc)
@@ -720,34 +605,19 @@ ft_prof_measure_read_ns(bool tsc)
 		batch[b] = (double) (ft_read_clock_gettime_ns() - t0) / 64.0;
 		(void) sink;
 	}
-	/* the median: five values, insertion sort */
-	for (int i = 1; i < 5; i++)
-		for (int j = i; j > 0 && batch[j] < batch[j - 1]; j--)
-		{
-			double		t = batch[j];
-
-			batch[j] = batch[j - 1];
-			batch[j - 1] = t;
-		}
-	ft_prof_read_ns[tsc] = Max(batch[2], 0.1);
+	ft_prof_read_ns[tsc] = ft_prof_median(batch, 5);
+	ft_prof_read_ns[tsc] = Max(ft_prof_read_ns[tsc], 0.1);
 	return ft_prof_read_ns[tsc];
 }
 
 /*
- * After FT_PROF_TICKS_PER_STEP ticks of profiled time at one interval, ask
- * for twice that interval, up to fasttime.profile_interval_max: a short
- * run keeps the ticks it needs to be precise, and a long run, whose tick
- * count keeps growing anyway, pays for fewer ticks a second (a timer
- * signal costs 10 to 50 us on a virtual machine).  The schedule depends
- * on nothing but the count of ticks, never on what the nodes do, so every
- * tick still samples an instant unrelated to the plan.  Only main code may
- * re-arm the timeout: the tick asks for it and shuts the fast path's gate,
- * so that the next node call takes the slow path, which re-arms it
- * (ft_prof_rearm).  Until then the ticks go on at the old interval and
- * count nothing, and each shuts the gate again, in case an opening under
- * way when the asking tick came undid its shutting; a run that makes no
- * further node call (its last call is under way) keeps the old interval,
- * which costs it no precision.
+ * After FT_PROF_TICKS_PER_STEP profiled ticks at one interval, ask for
+ * twice it, up to fasttime.profile_interval_max: short runs keep the
+ * ticks they need, long ones pay for fewer signals; the schedule depends
+ * on the tick count alone, so ticks stay unrelated to the plan.  Only
+ * main code may re-arm: the tick asks and shuts the gate for the next
+ * slow path (ft_prof_rearm).  Until then each tick shuts it again, in case
+ * an opening under way undid the shutting.
  */
 static inline void
 ft_prof_lengthen(void)
@@ -767,9 +637,11 @@ ft_prof_lengthen(void)
 }
 
 /*
- * Has the exact prefix of the outermost run lasted long enough, by time or
- * by its reads?  (Fault builds with fasttime.fault_switch_at_return: once
- * the instant it names has come, and not before.)
+ * Has the outermost run's exact prefix lasted fasttime.profile_after, or
+ * its reads cost a quarter of that (so that on a slow clock its numbers
+ * are not mostly the clock's own cost)?  Every call is then counted once,
+ * either side of the switch; shorter runs stay exact throughout.  (Fault
+ * builds: fasttime.fault_switch_at_return decides.)
  */
 static inline bool
 ft_prof_switch_due(uint64 now)
@@ -783,15 +655,12 @@ ft_prof_switch_due(uint64 now)
 }
 
 /*
- * Credit the time since the last tick (or resumption) as of "now": to
- * the profiled frames on top of the chain, or, inside an exact call on top
- * of profiled frames, that call's time so far to the frames below it and
- * the rest to the next instant outside exact calls.  The tick's work
- * (sample: this instant is a sample of the interval, and one in a profiled
- * wrapper's own code credits it to no node), and the resumption's
- * (ft_prof_resume: it credits the time since the tick that stopped, which
- * the chain held all along, exactly; only time still pending from earlier
- * ticks is a sample); the caller keeps ticks out.
+ * Credit the time since the last tick (or resumption) as of "now": to the
+ * profiled frames on top of the chain, or, inside an exact call on top of
+ * profiled frames, its time so far to those and the rest to the next
+ * instant outside exact calls.  sample: "now" is the tick's sample; for
+ * ft_prof_resume only time pending from earlier ticks is, the rest being
+ * the unchanged chain's, exactly.  The caller keeps ticks out.
  */
 static void
 ft_prof_credit_until(uint64 now, bool sample)
@@ -807,10 +676,7 @@ ft_prof_credit_until(uint64 now, bool sample)
 		exact = below;
 	if (exact != NULL && below != NULL)
 	{
-		/*
-		 * Inside an exact call on top of profiled frames: its time so far
-		 * is theirs, exactly (what it would owe them when it returns).
-		 */
+		/* its time so far is theirs, as it would owe when it returns */
 		uint64		part = now > exact->owed_from ? now - exact->owed_from : 0;
 
 		ft_prof_credit(below, part, ft_prof_tsc);
@@ -825,11 +691,7 @@ ft_prof_credit_until(uint64 now, bool sample)
 	ft_prof_last = now;
 	if (exact == NULL && sample && ft_prof_in_wrapper)
 	{
-		/*
-		 * A sample of that time in a profiled wrapper's own code: time the
-		 * uninstrumented query does not spend, credited to no node
-		 * (ft_prof_in_wrapper), and shown as such.
-		 */
+		/* in a wrapper's own code: no node's (ft_prof_in_wrapper) */
 		double		ms = ft_prof_ms(rest + ft_prof_pending);
 
 		for (int i = 0; i < ft_prof_depth; i++)
@@ -853,19 +715,12 @@ ft_prof_credit_until(uint64 now, bool sample)
 	}
 	else
 	{
-		/*
-		 * This instant is in exact time, so it is no sample of the rest:
-		 * the next tick that lands outside exact calls credits it.
-		 */
+		/* in exact time, no sample: left to the next tick outside one */
 		ft_prof_pending += rest;
 	}
 }
 
-/*
- * Is the backend waiting (it has reported a wait event: on its latch, a
- * lock, a condition variable, I/O)?  Read in the tick, as the statistics
- * collector reads it from other processes.
- */
+/* Is the backend waiting (has it reported a wait event)?  For the tick. */
 static inline bool
 ft_prof_waiting(void)
 {
@@ -873,28 +728,18 @@ ft_prof_waiting(void)
 		*(volatile uint32 *) my_wait_event_info != 0;
 }
 
-/*
- * The tick's timeout while it is stopped: a backstop only, should no
- * transition come to resume it (a wait of a second wakes once).
- */
+/* the stopped tick's timeout: a backstop should no transition resume it */
 #define FT_PROF_SUSPENDED_MS 1000
 
 /*
  * In the tick, which found the backend waiting: stop ticking until the
- * next transition.  PostgreSQL's SIGALRM handler sets the process latch
- * before it runs any timeout's handler, so every tick wakes a backend
- * that sleeps on its latch -- a Gather's leader waiting for its workers,
- * a lock wait, pg_sleep -- which then goes back to sleep: hundreds of
- * wake-ups a second for nothing, since while no call starts or returns
- * the chain does not change and every tick would credit the same frames.
- * So the periodic timeout is replaced by a one-shot one a second away
- * (timeout.c re-enables a periodic timeout after its handler only if it
- * is still periodic), the gate is shut, so that the next plain profiled
- * call starts on the slow path, and ft_prof_suspended makes every other
- * transition check: the first resumes the tick (ft_prof_resume) before
- * it changes the chain, and credits the time since this tick to the chain
- * as it was all along, exactly.  The instant the tick was due is kept, so
- * that it resumes on the same grid of instants.
+ * next transition.  PostgreSQL's SIGALRM handler sets the process latch,
+ * so every tick would wake a backend sleeping on it for nothing: while no
+ * call starts or returns, every tick credits the same frames.  The
+ * periodic timeout becomes a one-shot one (timeout.c re-enables only a
+ * still-periodic one), the gate is shut for the next plain profiled call,
+ * and ft_prof_suspended makes every other transition check; the first
+ * resumes the tick (ft_prof_resume) on the same grid of instants.
  */
 static void
 ft_prof_suspend(void)
@@ -907,11 +752,9 @@ ft_prof_suspend(void)
 
 /*
  * The first transition after the tick stopped itself (main code, before
- * the chain changes): credit the time since the last tick to the chain,
- * which has not changed since -- not a sample, the time of these very
- * frames -- and arm the periodic timeout again, at the interval the tick
- * wants (so a re-arm it asked for meanwhile is done too), its next instant
- * on the grid the stopped tick was on.
+ * the chain changes): credit the time since the last tick to the
+ * unchanged chain, exactly, and re-arm the periodic timeout at the
+ * interval the tick wants, on the stopped tick's grid.
  */
 void
 ft_prof_resume(void)
@@ -951,11 +794,9 @@ ft_prof_resume(void)
 }
 
 /*
- * The tick (a timeout handler: it runs in the SIGALRM handler, and does
- * nothing but arithmetic on memory and one clock read, and when it stops
- * itself one call of timeout.c).  A tick that lands while the main code
- * is changing counters of frames on the chain credits nothing: the next
- * tick credits from the last one.
+ * The tick, in the SIGALRM handler: arithmetic on memory, one clock read,
+ * and one call of timeout.c when it stops itself.  Under ft_prof_busy it
+ * credits nothing; the next tick credits from the last one.
  */
 static volatile uint64 ft_prof_idle_ticks = 0;
 
@@ -1005,12 +846,10 @@ ft_prof_tick(void)
 static sigjmp_buf *ft_prof_register_jmp = NULL;
 
 /*
- * Error context callback around RegisterTimeout: the only error it raises
- * is its FATAL "cannot add more timeout reasons", which cannot be caught
- * (errfinish ends the process after reporting it), but errfinish runs the
- * context callbacks before it reports anything.  Jump back to
- * ft_prof_register from here, before the report; the error state is reset
- * there.
+ * Error context callback around RegisterTimeout, whose only error is a
+ * FATAL that cannot be caught; errfinish runs the callbacks before it
+ * reports, so jump back to ft_prof_available from here, which resets the
+ * error state.
  */
 static void
 ft_prof_register_escape(void *arg)
@@ -1020,19 +859,15 @@ ft_prof_register_escape(void *arg)
 }
 
 /*
- * Register the tick's timeout in this backend, once (a registration made
- * in _PG_init of a preloaded library is undone by InitializeTimeouts in
- * each backend).  PostgreSQL has ten timeout slots for extensions, and
- * RegisterTimeout ends the session with FATAL when all of them are taken:
- * fasttime must never be the reason a session ends, so that FATAL is
- * intercepted before it is reported (ft_prof_register_escape), and
- * profiled timing gives way to exact timing in this backend, said once at
- * LOG.  Called in main code, outside any error handling, so that
- * resetting the error state afterwards drops nothing but that FATAL.
- * Returns whether the tick can be armed.
+ * Can this backend run profiled timing?  Registers the tick's timeout at
+ * the first profiled query's ExecutorStart (not in _PG_init, which
+ * InitializeTimeouts would undo).  RegisterTimeout raises FATAL when the
+ * slots are taken; fasttime must never end a session, so it is caught
+ * before it is reported, and this backend times exactly (one LOG).  Called
+ * outside any error handling, so the reset drops only that FATAL.
  */
-static bool
-ft_prof_register(void)
+bool
+ft_prof_available(void)
 {
 	sigjmp_buf	jmp;
 	ErrorContextCallback escape;
@@ -1076,31 +911,15 @@ ft_prof_register(void)
 }
 
 /*
- * Can this backend run profiled timing?  Registers the tick's timeout at
- * the first profiled query (ExecutorStart), so that a backend that cannot
- * gets exact wrappers from the start.
- */
-bool
-ft_prof_available(void)
-{
-	return ft_prof_register();
-}
-
-/*
  * Is profiled timing worth setting up for a plan estimated to make so many
- * node calls?  The exact prefix ends when its clock reads are estimated to
- * have cost a quarter of fasttime.profile_after (profiler.c's header):
- * exact timing's cost follows the calls, not the time, and a plan whose
- * calls cannot get near that bound is timed exactly from start to end,
- * however long it runs, at no more than exact timing's cost -- without
- * the frames, the run bookkeeping and the timer of a profiled run, which
- * cost more than the timing itself on a statement of a few calls (every
- * statement of an OLTP server under auto_explain).  The bound is taken
- * with a margin of 100 for the planner's misestimates: below a hundredth
- * of it, a plan is timed exactly.  A plan misestimated by more than that
- * is still timed right, at exact timing's cost.  With profile_after = 0
- * every plan is profiled.
+ * node calls?  A plan that cannot near the exact prefix's read bound is
+ * timed exactly throughout, without a profiled run's set-up, which costs
+ * more than the timing on a short statement.  The margin covers row
+ * estimates off by an order of magnitude or two; beyond it a plan is
+ * still timed right.  With profile_after = 0 every plan is profiled.
  */
+#define FT_PROF_ESTIMATE_MARGIN 100.0
+
 bool
 ft_prof_pays(double estimated_calls, bool tsc)
 {
@@ -1125,18 +944,11 @@ ft_prof_clock_is_tsc(void)
 
 /*
  * When the outermost run's first tick comes, in ms from its start.  Ticks
- * of the exact prefix credit nothing: they only ask whether the switch is
- * due, by time (profile_after) or by the prefix's reads, whose bound is
- * set so that they cost a quarter of profile_after -- so they cannot reach
- * it before a quarter of profile_after has passed.  The first tick comes
- * then (or after one interval, if that is later), not after one interval:
- * the switch comes when it came before, and a query shorter than that
- * takes no timer signal.  That matters where short queries follow each
- * other (auto_explain with log_analyze on a busy server): the timeout
- * machinery leaves the interrupt pending when a timeout is disabled, so
- * with queries of a few microseconds back to back a signal still came
- * every interval, landing in whichever query ran then and crediting
- * nothing, and a signal costs 11-50 us on the guests measured.
+ * of the exact prefix only ask whether the switch is due, which cannot be
+ * before a quarter of profile_after (the read bound costs that much), so
+ * the first tick comes then, or after one interval if later: a shorter
+ * query takes no signal, which matters for short queries back to back
+ * (timeout.c leaves the interrupt pending when a timeout is disabled).
  */
 static int
 ft_prof_first_tick_ms(void)
@@ -1145,11 +957,10 @@ ft_prof_first_tick_ms(void)
 }
 
 /*
- * A profiled query's run (ExecutorRun or ExecutorFinish) begins: make its
- * frames current, in the mode the outermost run is in (a query whose
- * earlier run was profiled starts exact again in a new outermost run);
- * the outermost run starts the ticks.  The caller restores what is saved
- * here with ft_prof_leave, also on error.
+ * A profiled query's run begins: make its frames current, in the mode of
+ * the outermost run (a new outermost run starts exact again), which
+ * starts the ticks.  The caller restores with ft_prof_leave, also on
+ * error.
  */
 void
 ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
@@ -1235,7 +1046,7 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
 
-	if (ft_prof_depth == 1 && ft_prof_register())
+	if (ft_prof_depth == 1 && ft_prof_available())
 		enable_timeout_every(ft_prof_timeout,
 							 TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 														 ft_prof_first_tick_ms()),
@@ -1309,12 +1120,7 @@ ft_prof_backend_deferred(void)
 	return ft_prof_deferred_total;
 }
 
-/*
- * The CPU time this backend has used, ns: what a tick takes from it,
- * whatever else the machine does meanwhile (a virtual machine's host
- * taking the CPU away for a while costs the thread no CPU time, so it
- * does not count against either side of the measurement below).
- */
+/* This thread's CPU time, ns: what a tick takes, whatever else runs. */
 static int64
 ft_prof_cpu_ns(void)
 {
@@ -1350,15 +1156,11 @@ static double cost = -1.0;
 
 /*
  * What one tick costs the backend it interrupts, measured once per
- * backend: a fixed piece of CPU work of about 10 ms, run without ticks and
- * with ticks every millisecond (the handler doing nothing but counting:
- * the signal, the kernel's and the timeout machinery's work), in eight
- * rounds that alternate which half runs first, so that a drift in the
- * machine's speed weighs on both halves alike.  Each round's difference
- * of CPU time, over the ticks that landed in it, is one estimate; the
- * median of them is the cost (CPU time, not elapsed time: what the host
- * of a virtual machine takes away in between is no part of either half).
- * About 170 ms in all.  0 when nothing could be measured.
+ * backend: about 10 ms of CPU work run without ticks and with a tick every
+ * millisecond (whose handler only counts), in rounds alternating which
+ * half runs first so that a drift in speed weighs on both alike.  Each
+ * round's CPU time difference over its ticks is an estimate; the cost is
+ * their median.  About 170 ms in all; 0 when nothing could be measured.
  */
 double
 ft_prof_tick_cost_ns(void)
@@ -1377,7 +1179,7 @@ ft_prof_tick_cost_ns(void)
 		   iters < (PG_INT64_MAX / 16))
 		iters *= 2;
 	iters *= 8;
-	if (!ft_prof_register())
+	if (!ft_prof_available())
 	{
 		cost = 0.0;
 		return cost;
@@ -1413,24 +1215,14 @@ ft_prof_tick_cost_ns(void)
 		cost = 0.0;
 		return cost;
 	}
-	/* the median: insertion sort */
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && est[j] < est[j - 1]; j--)
-		{
-			double		t = est[j];
-
-			est[j] = est[j - 1];
-			est[j - 1] = t;
-		}
-	cost = n % 2 ? est[n / 2] : (est[n / 2 - 1] + est[n / 2]) / 2.0;
+	cost = ft_prof_median(est, n);
 	cost = Max(cost, 0.0);
 	return cost;
 }
 
 /*
- * What ft_prof_tick_cost_ns measured earlier in this backend, without
- * measuring: false if it has not.  For fasttime_status(), which anyone may
- * call and must not spin a CPU for 170 ms.
+ * What ft_prof_tick_cost_ns measured earlier, false if nothing: for
+ * fasttime_status(), which anyone may call and must not spin 170 ms.
  */
 bool
 ft_prof_tick_cost_known(double *cost_ns)
