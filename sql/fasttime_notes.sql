@@ -69,7 +69,8 @@ SELECT value AS open_query_notes FROM fasttime_status() WHERE name = 'open_query
 -- a plan of fewer than 8 estimated node calls (a one-row lookup) under
 -- auto_explain is left as stock built it: counted, no note; a larger one
 -- is not; nor is the plan of an EXPLAIN ANALYZE, however small, nor one
--- asked for with fasttime.clock_source = clock_gettime (stock anyway).
+-- asked for with exact timing and fasttime.clock_source = clock_gettime
+-- (stock anyway).
 -- Each count includes the status query reading it.
 CREATE TABLE notes_small AS SELECT g FROM generate_series(1, 1000) g;
 CREATE INDEX ON notes_small (g);
@@ -87,8 +88,10 @@ BEGIN
 END
 $$;
 SET fasttime.clock_source = clock_gettime;
+SET fasttime.node_timing = exact;
 SELECT g FROM notes_small WHERE g = 8;
 RESET fasttime.clock_source;
+RESET fasttime.node_timing;
 SELECT value::bigint - :small_before AS small_others
   FROM fasttime_status() WHERE name = 'small_plans_left_stock';
 SELECT value AS open_query_notes FROM fasttime_status() WHERE name = 'open_query_notes';

@@ -322,7 +322,7 @@ _PG_init(void)
 							 "measured time since the previous one to the nodes executing.  Rows, "
 							 "loops, buffers and WAL are exact either way.",
 							 &ft_node_timing,
-							 FT_NODE_TIMING_EXACT,
+							 FT_NODE_TIMING_PROFILE,
 							 node_timing_options,
 							 PGC_SUSET,
 							 0,

@@ -73,7 +73,7 @@ FtProfFrame **ft_prof_frames = NULL;
 uint32		ft_prof_nframes = 0;
 
 /* settings */
-int			ft_node_timing = FT_NODE_TIMING_EXACT;
+int			ft_node_timing = FT_NODE_TIMING_PROFILE;
 int			ft_profile_interval_ms = 1;
 int			ft_profile_interval_max_ms = 4;
 int			ft_profile_after_ms = 20;

@@ -55,8 +55,12 @@ CREATE FUNCTION ft_eo_expected_line() RETURNS text LANGUAGE sql AS $$
 $$;
 
 --
--- clock_gettime: the whole output in every format
+-- clock_gettime: the whole output in every format.  The default,
+-- profiled timing, adds its own lines (tested below); exact timing with
+-- clock_gettime is stock PostgreSQL's timing, and says so.
 --
+SHOW fasttime.node_timing;
+SET fasttime.node_timing = exact;
 SET fasttime.clock_source = clock_gettime;
 SELECT * FROM ft_eo_lines('CLOCK_SOURCE');
 SELECT * FROM ft_eo_lines('CLOCK_SOURCE, FORMAT JSON');
@@ -203,10 +207,10 @@ SELECT j -> 'TSC Reads Ordered' IS NOT DISTINCT FROM
   FROM ft_eo_json() AS j;
 RESET fasttime.ordered_reads;
 
--- profiled timing names itself: exact while the run is short, profiled
--- with its ticks and expected error once it switched
+-- profiled timing (the default) names itself: exact while the run is
+-- short, profiled with its ticks and expected error once it switched
 SET fasttime.clock_source = try_tsc;
-SET fasttime.node_timing = profile;
+RESET fasttime.node_timing;
 SET fasttime.profile_after = '10s';
 SELECT l AS short_run_stays_exact FROM ft_eo_lines('CLOCK_SOURCE') l WHERE l LIKE '%Node Timing%';
 SET fasttime.profile_after = 0;
@@ -243,7 +247,6 @@ RESET fasttime.profile_interval_max;
 SET fasttime.clock_source = clock_gettime;
 SELECT l AS profiled_clock_gettime FROM ft_eo_lines('CLOCK_SOURCE', 'SELECT count(*) FROM ft_eo, pg_sleep(0.05)') l
  WHERE l LIKE '%Timing Source%';
-RESET fasttime.node_timing;
 RESET fasttime.profile_after;
 
 RESET fasttime.clock_source;
