@@ -119,7 +119,7 @@ ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
 	if (setting == FT_SETTING_CLOCK_GETTIME)
 	{
 		snprintf(out->reason, sizeof(out->reason),
-				 "fasttime.clock_source is clock_gettime: stock PostgreSQL timing");
+				 "fasttime.clock_source is clock_gettime, the clock stock PostgreSQL reads");
 		return;
 	}
 

@@ -225,13 +225,21 @@ ft_server_start(void)
 				 ft_hint_where_set(ft_startup_refusal_source)));
 
 	d = ft_get_decision((FtClockSetting) ft_clock_setting);
-	ereport(LOG,
-			(errmsg("fasttime: fasttime.clock_source = %s, plan nodes are timed with %s, %s",
-					ft_setting_name((FtClockSetting) ft_clock_setting),
-					ft_choice_name(ft_effective_choice()),
-					ft_ordered_reads == FT_READS_BOTH ? "every call, ordered reads" :
-					"every call"),
-			 errdetail("%s", ft_sentence(d->reason))));
+	if (ft_node_timing == FT_NODE_TIMING_PROFILE)
+		ereport(LOG,
+				(errmsg("fasttime: fasttime.clock_source = %s, plan nodes are timed with %s, every call for the first %d ms of a run (ordered reads), then on timer ticks",
+						ft_setting_name((FtClockSetting) ft_clock_setting),
+						ft_choice_name(ft_effective_choice()),
+						ft_profile_after_ms),
+				 errdetail("%s", ft_sentence(d->reason))));
+	else
+		ereport(LOG,
+				(errmsg("fasttime: fasttime.clock_source = %s, plan nodes are timed with %s, %s",
+						ft_setting_name((FtClockSetting) ft_clock_setting),
+						ft_choice_name(ft_effective_choice()),
+						ft_ordered_reads == FT_READS_BOTH ? "every call, ordered reads" :
+						"every call"),
+				 errdetail("%s", ft_sentence(d->reason))));
 	ft_publish_facts();
 }
 
