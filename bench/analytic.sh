@@ -9,9 +9,10 @@
 #   plain       the query itself, no EXPLAIN
 #               (fasttime.clock_source = clock_gettime)
 #   timing_off  EXPLAIN (ANALYZE, TIMING OFF, BUFFERS OFF), clock_source =
-#               try_tsc: the row counting alone
-#   stock       EXPLAIN (ANALYZE, BUFFERS OFF), clock_source = clock_gettime:
-#               stock instrumentation (as bench/truth.sh's stock)
+#               try_tsc, node_timing = exact: the row counting alone
+#   stock       EXPLAIN (ANALYZE, BUFFERS OFF), clock_source = clock_gettime,
+#               node_timing = exact: stock instrumentation (as
+#               bench/truth.sh's stock)
 #   exact       the same, clock_source = try_tsc, node_timing = exact
 #   profile     the same, clock_source = try_tsc, node_timing = profile
 #   profile_a5  profile with profile_after = 5 (a shorter exact prefix)

@@ -16,6 +16,8 @@
 #   V3  EXPLAIN (ANALYZE, TIMING ON), fasttime.clock_source = clock_gettime
 #   V4  ... with tsc
 #   V5  ... with auto
+# V2 to V5 also set fasttime.node_timing = exact (bench/sql/harness.sql),
+# whatever its default.
 # Every run is timed the same way, server-side: clock_timestamp() around a
 # PL/pgSQL EXECUTE (bench/sql/harness.sql explains why).  Reports medians,
 # the TIMING ON variants' overhead over TIMING OFF, and that overhead per

@@ -21,7 +21,8 @@
 #   OLTP/ae         20000 one-row index lookups in a PL/pgSQL loop under
 #                   auto_explain (log_analyze, log_buffers,
 #                   log_nested_statements; nothing logged)
-# Every item runs with fasttime.clock_source = try_tsc (exact timing,
+# Every item runs with fasttime.clock_source = try_tsc and
+# fasttime.node_timing = exact where the build has it (exact timing,
 # ordered reads).  Each round runs every item once; each alternation runs
 # ROUNDS rounds per build.  The report gives, per item, the median over
 # (alternation, round) pairs of each build's time over the first build's
@@ -69,6 +70,9 @@ item_sql() {
 		s="SET auto_explain.log_min_duration = '100s'; SET auto_explain.log_nested_statements = on; SET auto_explain.log_analyze = on; SET auto_explain.log_buffers = on;" ;;
 	esac
 	echo "RESET ALL; SET fasttime.clock_source = try_tsc; $s"
+	# exact timing whatever the build's default (a build without
+	# fasttime.node_timing has exact timing only)
+	echo "SELECT set_config(name, 'exact', false) FROM pg_settings WHERE name = 'fasttime.node_timing' \\g /dev/null"
 	echo "SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint AS s0 \\gset"
 	printf '%s \\g /dev/null\n' "$(echo "$q" | tr '\n' ' ')"
 	echo "SELECT 'M', :r, '$1', split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint - :s0;"

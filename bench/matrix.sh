@@ -10,13 +10,15 @@
 #   off-buf    EXPLAIN (ANALYZE, TIMING OFF, BUFFERS)      buffers on 15-17 too
 #   off-wal    EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, WAL))
 # runs the variants asked for (by default stock, exact, plain and
-# ordered) -- stock (fasttime.clock_source = clock_gettime), auto (fasttime
-# exact with clock_source = auto: the TSC or clock_gettime()), fasttime exact
+# ordered) -- stock (fasttime.clock_source = clock_gettime and
+# node_timing = exact: stock instrumentation), auto (fasttime exact with
+# clock_source = auto: the TSC or clock_gettime()), fasttime exact
 # as configured by default (try_tsc: ordered reads), fasttime plain
 # (fasttime.ordered_reads = off: plain RDTSC), ordered
 # (fasttime.ordered_reads = on: both reads LFENCE;RDTSC),
 # exact_nd (exact with fasttime.derived_usage = off: every node compares
-# its buffer and WAL counters at its own calls),
+# its buffer and WAL counters at its own calls) (each of these with
+# node_timing = exact, whatever its default),
 # profile, profile1, profile8, profile2, profile5, profile50 and
 # profile_cg (fasttime.node_timing = profile: ticks of 1 ms lengthening to
 # fasttime.profile_interval_max as configured (default 4 ms), ticks of
@@ -94,12 +96,12 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 			   ('nobuf', 'EXPLAIN (ANALYZE, BUFFERS OFF) '),
 			   ('off-buf', 'EXPLAIN (ANALYZE, TIMING OFF, BUFFERS) '),
 			   ('off-wal', 'EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, WAL) ')) m(id, prefix),
-	   (VALUES ('stock', 'clock_gettime', ''),
-			   ('exact', 'try_tsc', ''),
-			   ('auto', 'auto', ''),
-			   ('exact_nd', 'try_tsc', 'fasttime.derived_usage=off'),
-			   ('plain', 'try_tsc', 'fasttime.ordered_reads=off'),
-			   ('ordered', 'try_tsc', 'fasttime.ordered_reads=on'),
+	   (VALUES ('stock', 'clock_gettime', 'fasttime.node_timing=exact'),
+			   ('exact', 'try_tsc', 'fasttime.node_timing=exact'),
+			   ('auto', 'auto', 'fasttime.node_timing=exact'),
+			   ('exact_nd', 'try_tsc', 'fasttime.node_timing=exact;fasttime.derived_usage=off'),
+			   ('plain', 'try_tsc', 'fasttime.node_timing=exact;fasttime.ordered_reads=off'),
+			   ('ordered', 'try_tsc', 'fasttime.node_timing=exact;fasttime.ordered_reads=on'),
 			   ('profile', 'try_tsc', 'fasttime.node_timing=profile'),
 			   ('profile1', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval_max=1'),
 			   ('profile8', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval_max=8'),
@@ -108,8 +110,8 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 			   ('profile50', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval=50;fasttime.profile_interval_max=50'),
 			   ('profile_exact', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_after=3600000'),
 			   ('profile_cg', 'clock_gettime', 'fasttime.node_timing=profile'),
-			   ('stock_system', 'clock_gettime', 'timing_clock_source=system'),
-			   ('stock_tsc', 'clock_gettime', 'timing_clock_source=tsc')) v(id, clock, settings);
+			   ('stock_system', 'clock_gettime', 'fasttime.node_timing=exact;timing_clock_source=system'),
+			   ('stock_tsc', 'clock_gettime', 'fasttime.node_timing=exact;timing_clock_source=tsc')) v(id, clock, settings);
 INSERT INTO bench_variants VALUES ('plain', 'plain statement', '', NULL, '');
 EOF
 bpsql -c "DELETE FROM bench_variants WHERE id <> 'plain' AND split_part(id, '/', 2) <> ALL (string_to_array('$kinds', ' '))"

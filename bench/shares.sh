@@ -13,13 +13,15 @@
 # SubPlans, CTEs and Gather) are in bench/shares.py's docstring.
 #
 # Modes (--modes, any of):
-#   stock    fasttime.clock_source = clock_gettime: stock instrumentation
+#   stock    fasttime.clock_source = clock_gettime, node_timing = exact:
+#            stock instrumentation
 #   on       exact timing, TSC, both reads ordered (ordered_reads = on,
 #            the default)
 #   off      exact timing, TSC, plain reads (ordered_reads = off)
 #   profile  fasttime.node_timing = profile (TSC)
-# The TSC modes use clock_source = try_tsc (the report shows what SHOW and
-# EXPLAIN (CLOCK_SOURCE) said under each mode).
+# The TSC modes use clock_source = try_tsc, and the exact ones (on, off)
+# node_timing = exact (the report shows what SHOW and EXPLAIN
+# (CLOCK_SOURCE) said under each mode).
 #
 # Shapes: bench/sql/shares.sql (count, filter, arith, hashjoin, sort,
 # nestloop, subplan, parallel, membound, memoize, mergejoin, cte, window,

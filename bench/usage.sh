@@ -3,7 +3,8 @@
 #
 # Two runs of bench/matrix.sh on the fasttime installed in PG_CONFIG's
 # PostgreSQL, stock (fasttime.clock_source = clock_gettime) and fasttime
-# (try_tsc), each interleaved round by round with the plain statement:
+# (try_tsc), both with fasttime.node_timing = exact, each interleaved
+# round by round with the plain statement:
 #   W1-W4 with lotsarows at 5M rows, then W1 alone at 50M rows,
 # in the modes
 #   off-nobuf  EXPLAIN (ANALYZE, TIMING OFF, BUFFERS OFF): fasttime's is the

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Stage: PostgreSQL's own regression suite under auto_explain, five
 # times: on a server without fasttime (stock); with fasttime and
-# fasttime.clock_source = clock_gettime (its executor hooks on every
-# query, the plans left on stock's instrumentation); with
-# clock_source = try_tsc (exact timing on fasttime's wrappers with the
-# TSC, wherever the TSC is usable: both kinds of machine CI runs on); and
+# fasttime.clock_source = clock_gettime, node_timing = exact (its executor
+# hooks on every query, the plans left on stock's instrumentation); with
+# clock_source = try_tsc, node_timing = exact (exact timing on fasttime's
+# wrappers with the TSC, wherever the TSC is usable: both kinds of
+# machine CI runs on); and
 # with fasttime.node_timing = profile switching at the first tick
 # (profile_after = 0), once with clock_gettime and once with try_tsc
 # (auto picks one or the other by machine).  Each statement of the suite runs with auto_explain
@@ -146,8 +147,14 @@ fi
 for r in $runs; do
 	mark[$r]=$(ft_tsc_mark)
 	case $r in
-	exact) run_suite exact $((port + 2)) fasttime,auto_explain "fasttime.clock_source = clock_gettime" ;;
-	tsc) run_suite tsc $((port + 4)) fasttime,auto_explain "fasttime.clock_source = try_tsc" ;;
+	exact)
+		run_suite exact $((port + 2)) fasttime,auto_explain "fasttime.clock_source = clock_gettime" \
+			"fasttime.node_timing = exact"
+		;;
+	tsc)
+		run_suite tsc $((port + 4)) fasttime,auto_explain "fasttime.clock_source = try_tsc" \
+			"fasttime.node_timing = exact"
+		;;
 	profile)
 		run_suite profile $((port + 3)) fasttime,auto_explain "fasttime.node_timing = profile" \
 			"fasttime.profile_after = 0" "fasttime.clock_source = clock_gettime"

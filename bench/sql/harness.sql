@@ -21,8 +21,10 @@
 -- /proc/self/schedstat the wait is NULL and only wall time is reported.
 --
 -- Each measurement is one transaction (one SELECT bench_measure(...)), whose
--- settings -- the workload's, plus fasttime.clock_source for V3 to V5 --
--- are transaction-local, so no run inherits anything from the one before.
+-- settings -- the workload's, plus fasttime.clock_source and
+-- fasttime.node_timing = exact for V2 to V5 (exact timing, or stock's
+-- with clock_gettime, whatever node_timing's default) -- are
+-- transaction-local, so no run inherits anything from the one before.
 
 \set ON_ERROR_STOP 1
 SET client_min_messages = warning;
@@ -83,11 +85,11 @@ CREATE TABLE bench_variants(
 );
 
 INSERT INTO bench_variants VALUES
-('V1', 'plain statement', '', NULL),
-('V2', 'EXPLAIN ANALYZE, TIMING OFF', 'EXPLAIN (ANALYZE, TIMING OFF) ', 'clock_gettime'),
-('V3', 'TIMING ON, clock_gettime (stock)', 'EXPLAIN (ANALYZE, TIMING ON) ', 'clock_gettime'),
-('V4', 'TIMING ON, tsc', 'EXPLAIN (ANALYZE, TIMING ON) ', 'tsc'),
-('V5', 'TIMING ON, auto', 'EXPLAIN (ANALYZE, TIMING ON) ', 'auto');
+('V1', 'plain statement', '', NULL, ''),
+('V2', 'EXPLAIN ANALYZE, TIMING OFF', 'EXPLAIN (ANALYZE, TIMING OFF) ', 'clock_gettime', 'fasttime.node_timing=exact'),
+('V3', 'TIMING ON, clock_gettime (stock)', 'EXPLAIN (ANALYZE, TIMING ON) ', 'clock_gettime', 'fasttime.node_timing=exact'),
+('V4', 'TIMING ON, tsc', 'EXPLAIN (ANALYZE, TIMING ON) ', 'tsc', 'fasttime.node_timing=exact'),
+('V5', 'TIMING ON, auto', 'EXPLAIN (ANALYZE, TIMING ON) ', 'auto', 'fasttime.node_timing=exact');
 
 CREATE TABLE bench_results(
 	seq serial PRIMARY KEY,

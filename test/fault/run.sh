@@ -133,8 +133,10 @@ explain_case() {
 }
 
 # ---- tick faults, armed at run time -------------------------------------
-echo "# tick faults (fasttime.fault_tick_*), node clock = TSC"
-tsc="SET fasttime.clock_source = tsc"
+# Exact timing (whatever node_timing's default), where every node call
+# reads the clock: the faults are armed at the Nth read.
+echo "# tick faults (fasttime.fault_tick_*), node clock = TSC, exact timing"
+tsc="SET fasttime.clock_source = tsc; SET fasttime.node_timing = exact"
 if ! q -c "$tsc" 2>"$dir/stderr"; then
 	t_skip "the TSC is not usable here, tick faults need it: $(cat "$dir/stderr")"
 else
