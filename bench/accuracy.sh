@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/accuracy.sh: how close profiled node timing (fasttime.node_timing =
 # profile) comes to exact node timing (node_timing = exact, with
-# fasttime.ordered_reads at its default, off) on analytic plans, against
+# fasttime.ordered_reads at its default, on) on analytic plans, against
 # the check's own noise floor.  (It used to compare exact timing's read
 # disciplines, ordered and plain, with each other, and per-call sampled
 # timing, since removed, with exact timing.)

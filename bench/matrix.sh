@@ -26,7 +26,9 @@
 # 50 ms throughout -- the last so few that what remains is the profiled
 # calls' own cost and a 50 ms exact prefix -- and the configured ticks
 # with fasttime.clock_source = clock_gettime), profile_exact (profiled
-# timing that never switches: its exact prefix throughout); on 19 also
+# timing that never switches: its exact prefix throughout), profile_a0,
+# profile_a5, profile_a10 (fasttime.profile_after = 0, 5, 10 ms) and
+# profile_cg_a5 (clock_gettime, 5 ms); on 19 also
 # stock_system and stock_tsc (stock with the server's timing_clock_source
 # = system or tsc; plain "stock" is the server's auto) -- and the
 # plain statement, all
@@ -41,7 +43,8 @@
 # its "exact" column is then the bookkeeping alone.
 #
 # Usage: bench/matrix.sh [--rounds N] [--workloads "W1 W2"] [--label L]
-#                        [--variants "stock auto exact exact_nd plain ordered profile profile1 profile8 profile2 profile5 profile50 profile_exact profile_cg"]
+#                        [--variants "stock auto exact exact_nd plain ordered profile profile1 profile8 profile2 profile5 profile50 profile_exact profile_cg
+#                                    profile_a0 profile_a5 profile_a10 profile_cg_a5"]
 #                        [--port P] [--rows N] [--modes "off-nobuf off typed nobuf"]
 #                        (19: also stock_system stock_tsc)
 #                        [--profile]  (perf record of W1: exact and profiled as
@@ -110,6 +113,10 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 			   ('profile50', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval=50;fasttime.profile_interval_max=50'),
 			   ('profile_exact', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_after=3600000'),
 			   ('profile_cg', 'clock_gettime', 'fasttime.node_timing=profile'),
+			   ('profile_a0', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_after=0'),
+			   ('profile_a5', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_after=5'),
+			   ('profile_a10', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_after=10'),
+			   ('profile_cg_a5', 'clock_gettime', 'fasttime.node_timing=profile;fasttime.profile_after=5'),
 			   ('stock_system', 'clock_gettime', 'fasttime.node_timing=exact;timing_clock_source=system'),
 			   ('stock_tsc', 'clock_gettime', 'fasttime.node_timing=exact;timing_clock_source=tsc')) v(id, clock, settings);
 INSERT INTO bench_variants VALUES ('plain', 'plain statement', '', NULL, '');

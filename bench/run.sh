@@ -5,7 +5,7 @@
 # to choose), it
 #   1. installs this tree's fasttime into it (make install: run as root);
 #   2. bench/matrix.sh: W1-W4, plain and four EXPLAIN modes x stock,
-#      fasttime exact (default reads: plain), exact with plain reads and
+#      fasttime exact (default reads: ordered), exact with plain reads and
 #      exact with both reads ordered, interleaved, as a multiple of the
 #      plain query;
 #   3. the same for a floor build (make FLOOR=1: wrappers that read no
