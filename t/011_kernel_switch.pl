@@ -22,11 +22,17 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(sleep);
+use File::Spec;
 
 my ($fault, $noreason) = ft_fault_install();
 plan skip_all => "no fault-injection build: $noreason" unless $fault;
 
-my $dir = PostgreSQL::Test::Utils::tempdir();
+# absolute: the server opens the file from its data directory, and from
+# PostgreSQL 17 on tempdir() is relative to the test's working directory
+# (TESTDATADIR unset, as test/stage_tap.sh runs it): the server found no
+# file, auto said the clocksource "could not be read", and the test
+# stopped after its first point
+my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir());
 my $file = "$dir/clocksource";
 sub set_kernel
 {
