@@ -3,7 +3,9 @@
 # machine whose TSC is unusable refuses to start (FATAL with the reason),
 # try_tsc falls back with the reason logged (and no NOTICE to sessions).  The unusable TSC comes from a
 # fault-injection build (FASTTIME_FAULT_FACTS=no_invariant in the
-# postmaster's environment) in a private installation.
+# postmaster's environment) in a private installation.  Everything else is
+# left at its default, node timing included (profiled): the start-up line
+# is about the clock, and the sessions are a user's.
 use strict;
 use warnings;
 use FindBin;

@@ -2,6 +2,9 @@
 # reach EXPLAIN: per worker (VERBOSE) and summed into each node.  A parallel
 # hash join re-arms stock timing in workers (after ExecutorStart) and in the
 # leader (at the Gather's first call); fasttime must switch those nodes back.
+# Exact timing throughout (fasttime.node_timing = exact, set in each
+# session: the default is profiled timing), whose every call is timed;
+# stock is clock_gettime with exact timing.
 use strict;
 use warnings;
 use FindBin;
@@ -40,7 +43,7 @@ sub run_explain
 	my ($setup, $query) = @_;
 	$last_mark = ft_tsc_mark();
 	my ($rc, $out, $err) = ft_sql($node,
-		"SET fasttime.clock_source = tsc; $par $setup; $debug\n"
+		"SET fasttime.clock_source = tsc; SET fasttime.node_timing = exact; $par $setup; $debug\n"
 		  . "EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON) $query");
 	is($rc, 0, "EXPLAIN ANALYZE ran: $query") or diag($err);
 	return ($out, $err);
@@ -126,13 +129,14 @@ like($dbg, qr/fasttime: \d+ plan nodes below Gather Merge re-armed/, 'gather mer
 like($dbg, qr/in parallel worker at ExecutorRun/, 'gather merge: workers TSC-timed');
 check_workers($json, 'gather merge');
 
-# ---- the same queries under clock_gettime: no TSC lines at all ---------
+# ---- the same queries under stock timing: no TSC lines at all ----------
 ($rc, $out, $err) = ft_sql($node,
-	"SET fasttime.clock_source = clock_gettime; $par $debug\n"
+	"SET fasttime.clock_source = clock_gettime; SET fasttime.node_timing = exact; $par $debug\n"
 	  . 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM big a JOIN big b USING (g)');
 ($ok, $msg) = ft_check_explain($out);
 ok($ok, "clock_gettime: node times sane ($msg)");
 unlike($err, qr/timed with the TSC/, 'clock_gettime: nothing is TSC-timed');
+unlike($err, qr/plan nodes on fasttime's wrappers/, 'clock_gettime, exact: the plan is left as stock built it');
 
 $node->stop;
 done_testing();

@@ -4,7 +4,12 @@
 # the outer query, and the outer node that called the function accounts
 # for their time (which cross-checks the TSC conversion against
 # clock_gettime, auto_explain's duration).  Both load orders: auto_explain
-# LOADed after fasttime was preloaded, and preloaded before it.
+# LOADed after fasttime was preloaded, and preloaded before it.  Those
+# cases time exactly (fasttime.node_timing = exact, set in the session);
+# the default is profiled timing, which a long query under auto_explain
+# with nothing set shows, on any clock: its plan-level line follows in the
+# server log (and, on 18 and later, EXPLAIN (ANALYZE, CLOCK_SOURCE) says
+# "Node Timing: profiled").
 use strict;
 use warnings;
 use FindBin;
@@ -18,8 +23,6 @@ use Test::More;
 my $node = ft_node('auto_explain');
 $node->start;
 my ($rc, $status) = ft_sql($node, 'SET fasttime.clock_source = try_tsc; SHOW fasttime.clock_source_status');
-plan skip_all => "the TSC is not usable on this machine (status $status)"
-  unless $status eq 'tsc';
 
 ft_sql($node, q{
 	CREATE TABLE t AS SELECT g, g % 50 AS k FROM generate_series(1, 20000) g;
@@ -41,6 +44,46 @@ my $ae = join(' ',
 	'SET auto_explain.log_format = json;',
 	'SET client_min_messages = debug1;',
 	'SET max_parallel_workers_per_gather = 0;');
+my $profiled_line = qr/profiled node timing in the plan of this query: exact for the first [0-9.]+ ms, then \d+ ticks of \d+[^;]* ms[^;]*; a node holding 10 % of the time: \+-[0-9.]+ %/;
+
+# ---- the default: profiled timing ----------------------------------------
+# What a user gets with nothing set (neither fasttime.node_timing nor
+# profile_after nor clock_source, whichever clock auto chose here): a
+# query running well past profile_after (20 ms) is profiled, so
+# auto_explain's plan is followed by profiled timing's line.  This fails
+# where the default is exact timing.
+my $default_long = 'SELECT count(*) FROM t a, t b WHERE a.g <= 1500 AND b.g <= 4000 AND a.k + b.k >= 0';
+{
+	my ($rc1, $defaults) = ft_sql($node,
+		"SELECT current_setting('fasttime.node_timing') || ' ' || current_setting('fasttime.profile_after')");
+	is($defaults, 'profile 20ms', 'the defaults: node_timing = profile, profile_after = 20 ms');
+	my $off = -s $node->logfile;
+	my ($rc, $out, $err) = ft_sql($node, "LOAD 'auto_explain'; $ae $default_long");
+	is($rc, 0, 'default settings, logged: the query ran') or diag($err);
+	my $log = ft_log_since($node, $off);
+	my ($ms) = $log =~ /duration: ([\d.]+) ms  plan:/;
+	like($log, $profiled_line,
+		'default settings: a long query (' . ($ms // '?') . ' ms) is profiled, its line follows in the log');
+	SKIP:
+	{
+		skip 'EXPLAIN (CLOCK_SOURCE) is 18 and later', 1
+		  if $node->safe_psql('postgres', 'SHOW server_version_num') < 180000;
+		($rc, $out, $err) = ft_sql($node,
+			"SET max_parallel_workers_per_gather = 0; EXPLAIN (ANALYZE, CLOCK_SOURCE, COSTS OFF) $default_long");
+		like($out, qr/^Node Timing: profiled \(exact for the first [0-9.]+ ms, then \d+ ticks/m,
+			'default settings: EXPLAIN (ANALYZE, CLOCK_SOURCE) of the long query says "Node Timing: profiled"')
+		  or diag("$out\n$err");
+	}
+}
+
+# the rest needs the TSC
+if ($status ne 'tsc')
+{
+	note("the TSC is not usable on this machine (status $status): the TSC-timed cases are left out");
+	$node->stop;
+	done_testing();
+	exit 0;
+}
 
 # The plans auto_explain logged in a piece of server log, each as
 # [duration ms, decoded JSON].
@@ -72,7 +115,7 @@ sub nested_case
 	my $off = -s $node->logfile;
 	my $mark = ft_tsc_mark();
 	my ($rc, $out, $err) = ft_sql($node,
-		"$load $ae SET fasttime.clock_source = tsc;\n"
+		"$load $ae SET fasttime.clock_source = tsc; SET fasttime.node_timing = exact;\n"
 		  . "SELECT g, inner_count(g) FROM t WHERE g <= $nrows");
 	is($rc, 0, "$what: query with nested statements ran") or diag($err);
 	ft_no_warning($err, $mark, $what);
@@ -127,7 +170,9 @@ sub nested_case
 
 nested_case('auto_explain LOADed', "LOAD 'auto_explain';");
 
-# log_timing off: rows only, no times, nothing for fasttime to do
+# log_timing off: rows only, no times, nothing for fasttime to do (on the
+# default node timing, as a user has it: without timing there is nothing
+# to profile either)
 {
 	my $off = -s $node->logfile;
 	my ($rc, $out, $err) = ft_sql($node,
@@ -161,7 +206,7 @@ nested_case('auto_explain LOADed', "LOAD 'auto_explain';");
 {
 	my $long = 'SELECT count(*) FROM t a, t b WHERE a.g <= 400 AND b.g <= 4000 AND a.k + b.k >= 0';
 	my $prof = 'SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;';
-	my $line = qr/profiled node timing in the plan of this query: exact for the first [0-9.]+ ms, then \d+ ticks of \d+[^;]* ms[^;]*; a node holding 10 % of the time: \+-[0-9.]+ %/;
+	my $line = $profiled_line;
 	my $off = -s $node->logfile;
 	my ($rc, $out, $err) = ft_sql($node, "LOAD 'auto_explain'; $ae $prof $long");
 	is($rc, 0, 'profiled, logged: the query ran') or diag($err);

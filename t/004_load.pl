@@ -4,7 +4,9 @@
 # measuring again: the leader logs "clock facts detected" once, each worker
 # "adopted its leader's clock facts", and no worker ever detects.  The
 # check of fasttime.clock_source in a function's SET clause measures
-# nothing.
+# nothing.  The EXPLAIN ANALYZEs time exactly (fasttime.node_timing =
+# exact, set after the LOAD: the default is profiled timing), so that every
+# process's DEBUG1 line says how it timed every call.
 use strict;
 use warnings;
 use FindBin;
@@ -71,7 +73,7 @@ if ($status ne 'tsc')
 }
 
 ($rc, $out, $err) = ft_sql($node, "$debug LOAD 'fasttime'; SET fasttime.clock_source = tsc;
-	SET max_parallel_workers_per_gather = 0;
+	SET fasttime.node_timing = exact; SET max_parallel_workers_per_gather = 0;
 	EXPLAIN (ANALYZE, FORMAT JSON) SELECT k, count(*) FROM big GROUP BY k ORDER BY k;");
 my ($ok, $msg) = ft_check_explain($out);
 ok($ok, "after LOAD, serial EXPLAIN ANALYZE under tsc: times sane ($msg)");
@@ -81,6 +83,7 @@ like($err, qr/fasttime: [1-9]\d* plan nodes timed with the TSC in backend/, 'aft
 my $off = -s $node->logfile;
 my $mark = ft_tsc_mark();
 ($rc, $out, $err) = ft_sql($node, "$debug LOAD 'fasttime'; $par SET fasttime.clock_source = try_tsc;
+	SET fasttime.node_timing = exact;
 	EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM big a JOIN big b USING (g);
 	EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM big;
 	BEGIN;
@@ -118,7 +121,7 @@ ok(@wtimedlog >= $workers, 'server log: the workers\' TSC lines are there, so th
 
 # ---- session_preload_libraries: each session loads it, workers adopt ----
 ft_sql($node, "ALTER DATABASE postgres SET session_preload_libraries = 'fasttime'");
-($rc, $out, $err) = ft_sql($node, "$debug $par SET fasttime.clock_source = tsc;
+($rc, $out, $err) = ft_sql($node, "$debug $par SET fasttime.clock_source = tsc; SET fasttime.node_timing = exact;
 	EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM big;");
 ($ok, $msg) = ft_check_explain($out);
 ok($ok, "session_preload_libraries: parallel EXPLAIN ANALYZE sane ($msg)");

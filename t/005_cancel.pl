@@ -4,7 +4,10 @@
 # inside a timed node (division by zero at row N, in the backend, in a
 # parallel worker, in nested statements caught by PL/pgSQL) leaves the
 # session usable and its next EXPLAIN ANALYZE correct: times present and
-# sane, no WARNING that the TSC disagreed.
+# sane, no WARNING that the TSC disagreed.  Every case runs twice: with
+# exact timing (fasttime.node_timing = exact, every call timed), and with
+# the default node timing, profiled, as a user has it (the long statements
+# run past profile_after, so their ticks run when they are interrupted).
 use strict;
 use warnings;
 use FindBin;
@@ -38,7 +41,8 @@ ft_sql($node, q{
 });
 my $pid0 = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
 
-my $tsc = 'SET fasttime.clock_source = tsc;';
+# the clock, and the node timing of the pass under way (set below)
+my $tsc;
 my $serial = 'SET max_parallel_workers_per_gather = 0;';
 my $par = ft_parallel_settings();
 # workers doing the long part: Gather above the joins (tuple cost kept)
@@ -86,11 +90,6 @@ sub timeout_case
 	check_after("$what, then", $out, $err, 'MARK');
 }
 
-timeout_case('serial EXPLAIN ANALYZE, statement_timeout', $serial, "EXPLAIN ANALYZE $forever");
-timeout_case('parallel EXPLAIN ANALYZE, statement_timeout', $par_long, "EXPLAIN ANALYZE $forever_par");
-timeout_case('fasttime_histogram(30), statement_timeout', '',
-	'SELECT count(*) FROM fasttime_histogram(30)');
-
 # ---- pg_cancel_backend from another session -------------------------------
 my $victim = 0;
 
@@ -131,11 +130,6 @@ sub cancel_case
 	check_after("$what, then", $out, $err, 'MARK');
 }
 
-cancel_case('serial EXPLAIN ANALYZE, pg_cancel_backend', $serial, "EXPLAIN ANALYZE $forever", 'small d');
-cancel_case('parallel EXPLAIN ANALYZE, pg_cancel_backend', $par_long, "EXPLAIN ANALYZE $forever_par", 'small c');
-cancel_case('fasttime_histogram(30), pg_cancel_backend', '',
-	'SELECT count(*) FROM fasttime_histogram(30)', 'fasttime_histogram');
-
 # ---- an ERROR inside a timed node ------------------------------------------
 sub error_case
 {
@@ -148,35 +142,53 @@ sub error_case
 	check_after("$what, then", $out, $err, 'MARK');
 }
 
-error_case('division by zero at row 5000, serial', $serial,
-	'EXPLAIN ANALYZE SELECT g, 1 / (g - 5000) FROM big ORDER BY 2');
-error_case('division by zero at row 5000, auto_explain', "$serial LOAD 'auto_explain'; "
-	  . 'SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on;',
-	'SELECT count(1 / (g - 5000)) FROM big');
-error_case('division by zero in a parallel worker', $par,
-	'EXPLAIN ANALYZE SELECT count(*) FROM big WHERE 1 / (g - 150000) > 0');
-error_case('division by zero inside a transaction, then ROLLBACK', "$serial BEGIN;",
-	"EXPLAIN ANALYZE SELECT 1 / (g - 10) FROM big;\nROLLBACK");
-
-# nested statements that fail and are caught (subtransactions, not a
-# transaction abort): the outer EXPLAIN ANALYZE stays sane, and so does
-# the next one
+# ---- every case, with each node timing ---------------------------------
+for my $timing ([ 'exact', 'SET fasttime.node_timing = exact;' ], [ 'default timing (profiled)', '' ])
 {
-	$case_mark = ft_tsc_mark();
-	my ($rc, $out, $err) = $node->psql('postgres',
-		"$tsc $serial\nEXPLAIN (ANALYZE, FORMAT JSON) SELECT g, careful(g) FROM big WHERE g <= 60;\n"
-		  . "\\echo MARK\n$check",
-		on_error_stop => 0, extra_params => ['-X']);
-	my ($json) = $out =~ /\A(.*?)\nMARK\n/s;
-	my ($ok, $msg) = ft_check_explain($json // '',
-		as_measured => ($err =~ /WARNING/ && (ft_tsc_explained($case_mark, $err))[0]));
-	ok($ok, "60 nested statements failing inside PL/pgSQL EXCEPTION blocks: outer times sane ($msg)");
-	check_after('caught nested errors, then', $out, $err, 'MARK');
+	my ($pass, $setting) = @$timing;
+	$tsc = "SET fasttime.clock_source = tsc; $setting";
+
+	timeout_case("$pass, serial EXPLAIN ANALYZE, statement_timeout", $serial, "EXPLAIN ANALYZE $forever");
+	timeout_case("$pass, parallel EXPLAIN ANALYZE, statement_timeout", $par_long, "EXPLAIN ANALYZE $forever_par");
+	timeout_case("$pass, fasttime_histogram(30), statement_timeout", '',
+		'SELECT count(*) FROM fasttime_histogram(30)');
+
+	cancel_case("$pass, serial EXPLAIN ANALYZE, pg_cancel_backend", $serial, "EXPLAIN ANALYZE $forever", 'small d');
+	cancel_case("$pass, parallel EXPLAIN ANALYZE, pg_cancel_backend", $par_long, "EXPLAIN ANALYZE $forever_par", 'small c');
+	cancel_case("$pass, fasttime_histogram(30), pg_cancel_backend", '',
+		'SELECT count(*) FROM fasttime_histogram(30)', 'fasttime_histogram');
+
+	error_case("$pass, division by zero at row 5000, serial", $serial,
+		'EXPLAIN ANALYZE SELECT g, 1 / (g - 5000) FROM big ORDER BY 2');
+	error_case("$pass, division by zero at row 5000, auto_explain", "$serial LOAD 'auto_explain'; "
+		  . 'SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on;',
+		'SELECT count(1 / (g - 5000)) FROM big');
+	error_case("$pass, division by zero in a parallel worker", $par,
+		'EXPLAIN ANALYZE SELECT count(*) FROM big WHERE 1 / (g - 150000) > 0');
+	error_case("$pass, division by zero inside a transaction, then ROLLBACK", "$serial BEGIN;",
+		"EXPLAIN ANALYZE SELECT 1 / (g - 10) FROM big;\nROLLBACK");
+
+	# nested statements that fail and are caught (subtransactions, not a
+	# transaction abort): the outer EXPLAIN ANALYZE stays sane, and so does
+	# the next one
+	{
+		$case_mark = ft_tsc_mark();
+		my ($rc, $out, $err) = $node->psql('postgres',
+			"$tsc $serial\nEXPLAIN (ANALYZE, FORMAT JSON) SELECT g, careful(g) FROM big WHERE g <= 60;\n"
+			  . "\\echo MARK\n$check",
+			on_error_stop => 0, extra_params => ['-X']);
+		my ($json) = $out =~ /\A(.*?)\nMARK\n/s;
+		my ($ok, $msg) = ft_check_explain($json // '',
+			as_measured => ($err =~ /WARNING/ && (ft_tsc_explained($case_mark, $err))[0]));
+		ok($ok, "$pass, 60 nested statements failing inside PL/pgSQL EXCEPTION blocks: outer times sane ($msg)");
+		check_after("$pass, caught nested errors, then", $out, $err, 'MARK');
+	}
 }
 
 # a fresh session: fasttime's counters say no disagreement happened
 # (unless the witness saw the machine's own TSC jump meanwhile: then the
 # count is fasttime's right answer, and only its being a number is checked)
+$tsc = 'SET fasttime.clock_source = tsc; SET fasttime.node_timing = exact;';
 $case_mark = ft_tsc_mark();
 my ($rc2, $dis) = ft_sql($node, "$tsc $serial $check SELECT value FROM fasttime_status() WHERE name = 'tsc_disagreements'");
 my $jumps = ft_tsc_jumps_since($case_mark);

@@ -5,7 +5,9 @@
 # summed at it; each worker's own times within it too).  A big
 # disagreement draws the WARNING "the TSC disagreed with clock_gettime",
 # and the times are shown as the TSC measured them: fasttime never
-# rewrites a number after the fact.  The server stays up.
+# rewrites a number after the fact.  The server stays up.  Those cases
+# time exactly (fasttime.node_timing = exact, set in each session: the
+# default is profiled timing); the profiled cases at the end set profile.
 use strict;
 use warnings;
 use FindBin;
@@ -71,7 +73,7 @@ sub workers_sane
 sub fault_case
 {
 	my ($desc, $warn, $setup) = @_;
-	my ($rc, $json, $err) = ft_sql($node, "SET fasttime.clock_source = tsc; $setup\n$query");
+	my ($rc, $json, $err) = ft_sql($node, "SET fasttime.clock_source = tsc; SET fasttime.node_timing = exact; $setup\n$query");
 	if ($rc != 0)
 	{
 		fail("$desc: EXPLAIN ANALYZE runs");
@@ -139,7 +141,7 @@ fault_case('serial, jump forward 31 years at read 300', 'yes',
 # nested statements that auto_explain logs, with the jump inside them
 {
 	my $off = -s $node->logfile;
-	my ($rc, $json, $err) = ft_sql($node, "SET fasttime.clock_source = tsc; $serial LOAD 'auto_explain';
+	my ($rc, $json, $err) = ft_sql($node, "SET fasttime.clock_source = tsc; SET fasttime.node_timing = exact; $serial LOAD 'auto_explain';
 		SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on;
 		SET auto_explain.log_nested_statements = on; SET auto_explain.log_format = json;
 		$hour SET fasttime.fault_tick_at = 400; SET fasttime.fault_tick_mode = jump_forward;

@@ -1,9 +1,11 @@
 # Equivalence, the contract: with every fasttime variant -- tsc, try_tsc,
-# auto, ordered reads, profiled timing, TIMING OFF (the rows-only
-# wrappers), and BUFFERS and WAL each without the other -- EXPLAIN
-# (ANALYZE, BUFFERS, WAL) prints the same rows, loops, Buffers and WAL as
-# stock PostgreSQL (fasttime.clock_source = clock_gettime), times removed
-# (with track_io_timing on: which I/O times a node has must match too).
+# auto, ordered reads (each with exact timing), profiled timing, the
+# defaults (nothing set: auto, profiled timing after profile_after), TIMING
+# OFF (the rows-only wrappers), and BUFFERS and WAL each without the other
+# -- EXPLAIN (ANALYZE, BUFFERS, WAL) prints the same rows, loops, Buffers
+# and WAL as stock PostgreSQL (fasttime.clock_source = clock_gettime with
+# fasttime.node_timing = exact), times removed (with track_io_timing on:
+# which I/O times a node has must match too).
 # Buffers and WAL are credited at transitions (src/usage.h): the plans
 # below cover every shape where that could differ from stock's per-call
 # diff -- a node's own usage outside its children's calls, queries run by a
@@ -20,7 +22,7 @@
 # plan on which the two stock runs differ is reported rather than
 # compared (the test fails then too: the plans here must be
 # deterministic).  The same through auto_explain (log_analyze,
-# log_buffers, log_wal, log_nested_statements).
+# log_buffers, log_wal, log_nested_statements): exact, profiled, defaults.
 use strict;
 use warnings;
 use FindBin;
@@ -197,20 +199,37 @@ my @cases = (
 	  'INSERT INTO w SELECT g, g % 10, repeat(\'y\', 50) FROM generate_series(5001, 6000) g' ],
 );
 
+# stock PostgreSQL's timing: clock_gettime, every call timed (the
+# default node timing is profiled, fasttime's own wrappers)
+my $stock = 'SET fasttime.clock_source = clock_gettime; SET fasttime.node_timing = exact;';
+my $exact = 'SET fasttime.node_timing = exact;';
+
 # [name, settings, EXPLAIN options]
 my $all = 'ANALYZE, BUFFERS, WAL, COSTS OFF, SUMMARY OFF';
 my @variants = (
-	[ 'tsc', 'SET fasttime.clock_source = tsc;', $all ],
-	[ 'try_tsc', 'SET fasttime.clock_source = try_tsc;', $all ],
-	[ 'auto', 'SET fasttime.clock_source = auto;', $all ],
-	[ 'try_tsc, ordered reads', 'SET fasttime.clock_source = try_tsc; SET fasttime.ordered_reads = on;', $all ],
+	[ 'tsc', "SET fasttime.clock_source = tsc; $exact", $all ],
+	[ 'try_tsc', "SET fasttime.clock_source = try_tsc; $exact", $all ],
+	[ 'auto', "SET fasttime.clock_source = auto; $exact", $all ],
+	[ 'try_tsc, ordered reads', "SET fasttime.clock_source = try_tsc; SET fasttime.ordered_reads = on; $exact", $all ],
 	[ 'try_tsc profiled', 'SET fasttime.clock_source = try_tsc; SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;', $all ],
 	[ 'clock_gettime profiled', 'SET fasttime.clock_source = clock_gettime; SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;', $all ],
-	[ 'try_tsc, TIMING OFF', 'SET fasttime.clock_source = try_tsc;', "$all, TIMING OFF" ],
-	[ 'try_tsc, BUFFERS OFF', 'SET fasttime.clock_source = try_tsc;', 'ANALYZE, BUFFERS OFF, COSTS OFF, SUMMARY OFF' ],
-	[ 'try_tsc, BUFFERS without WAL', 'SET fasttime.clock_source = try_tsc;', 'ANALYZE, BUFFERS, COSTS OFF, SUMMARY OFF' ],
-	[ 'try_tsc, TIMING OFF, WAL without BUFFERS', 'SET fasttime.clock_source = try_tsc;', 'ANALYZE, TIMING OFF, BUFFERS OFF, WAL, COSTS OFF, SUMMARY OFF' ],
+	# what a user gets with nothing set (checked below to be profiled
+	# timing): most of these plans run shorter than profile_after, or are
+	# too small to pay, and stay exact; the longer ones switch to ticks
+	[ 'defaults', '', $all ],
+	[ 'try_tsc, TIMING OFF', "SET fasttime.clock_source = try_tsc; $exact", "$all, TIMING OFF" ],
+	[ 'try_tsc, BUFFERS OFF', "SET fasttime.clock_source = try_tsc; $exact", 'ANALYZE, BUFFERS OFF, COSTS OFF, SUMMARY OFF' ],
+	[ 'try_tsc, BUFFERS without WAL', "SET fasttime.clock_source = try_tsc; $exact", 'ANALYZE, BUFFERS, COSTS OFF, SUMMARY OFF' ],
+	[ 'try_tsc, TIMING OFF, WAL without BUFFERS', "SET fasttime.clock_source = try_tsc; $exact", 'ANALYZE, TIMING OFF, BUFFERS OFF, WAL, COSTS OFF, SUMMARY OFF' ],
 );
+
+# the 'defaults' variant is what it says: nothing set means profiled
+# timing (a default of exact timing would make it a copy of 'auto')
+{
+	my ($rc, $defaults) = ft_sql($node,
+		"SELECT current_setting('fasttime.node_timing') || ', ' || current_setting('fasttime.clock_source')");
+	is($defaults, 'profile, auto', 'the defaults variant: node_timing = profile, clock_source = auto');
+}
 
 # Without the TSC (a machine whose TSC is unusable), tsc cannot be SET.
 my ($rc, $status) = ft_sql($node, 'SET fasttime.clock_source = try_tsc; SHOW fasttime.clock_source_status');
@@ -280,7 +299,7 @@ sub stock_forms
 	my %seen;
 	for my $i (1 .. 5)
 	{
-		my ($plan, $err) = run_plan('SET fasttime.clock_source = clock_gettime;', $setup, $opt, $query, $vary);
+		my ($plan, $err) = run_plan($stock, $setup, $opt, $query, $vary);
 		return (undef, $err) unless defined $plan;
 		$seen{$plan} = 1;
 		last if $i == 2 && keys %seen == 1;
@@ -361,18 +380,19 @@ sub auto_explain_plans
 my %stock_ae;
 for my $i (1 .. 4)
 {
-	my $plans = auto_explain_plans('SET fasttime.clock_source = clock_gettime;');
+	my $plans = auto_explain_plans($stock);
 	$stock_ae{$plans} = 1 if defined $plans;
 }
 my ($any_ae) = sort keys %stock_ae;
 ok(defined $any_ae && $any_ae =~ /Update on w/ && $any_ae =~ /Query Text: SELECT a \/ b/ &&
 	$any_ae =~ /DECLARE c CURSOR/,
 	'auto_explain logged the outer and the nested plans') or diag($any_ae // 'nothing');
-for my $settings ('SET fasttime.clock_source = try_tsc;',
-	'SET fasttime.clock_source = try_tsc; SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;')
+for my $settings ("SET fasttime.clock_source = try_tsc; $exact",
+	'SET fasttime.clock_source = try_tsc; SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;',
+	'')
 {
 	my $got = auto_explain_plans($settings);
-	ok(defined $got && $stock_ae{$got}, "auto_explain, $settings: plans as stock")
+	ok(defined $got && $stock_ae{$got}, 'auto_explain, ' . ($settings || 'the defaults') . ': plans as stock')
 	  or diag(first_difference($any_ae, $got));
 }
 

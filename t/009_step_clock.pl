@@ -6,6 +6,8 @@
 # the TSC with the readers fasttime.ordered_reads names.  (This file once
 # checked per-call sampled timing against the step clock too; sampled
 # timing was removed, since it under-counted rare heavy calls and waits.)
+# Exact timing is set in each session (fasttime.node_timing = exact): the
+# default is profiled timing, whose one case here sets it.
 use strict;
 use warnings;
 use FindBin;
@@ -40,6 +42,7 @@ ft_sql($node, q{
 # after 3 disagreements, which would end the step clock's use in a session
 # of many queries: fasttime.fault_fallback_after puts that off.
 my $step = 'SET client_min_messages = error; SET fasttime.clock_source = try_tsc; '
+  . 'SET fasttime.node_timing = exact; '
   . 'SET max_parallel_workers_per_gather = 0; SET fasttime.fault_fallback_after = 1000000; '
   . 'SET fasttime.fault_tick_amount_ns = 1000; SET fasttime.fault_tick_mode = step;';
 
@@ -109,7 +112,7 @@ sub reads
 	my ($settings) = @_;
 	my ($rc, $out, $err) = ft_sql($node,
 		"SET client_min_messages = error; SET fasttime.clock_source = try_tsc; "
-		  . "SET max_parallel_workers_per_gather = 0; $settings "
+		  . "SET fasttime.node_timing = exact; SET max_parallel_workers_per_gather = 0; $settings "
 		  . "EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, FORMAT JSON) $scan; "
 		  . "SELECT string_agg(value, ',' ORDER BY name) FROM fasttime_status() "
 		  . "WHERE name LIKE 'fault_wrapper_%_reads_%'");
@@ -198,7 +201,7 @@ for my $order (qw(off on))
 # forward of a millisecond makes the statement itself look long, so it is
 # compared at once; the client gets the WARNING either way.)
 {
-	my ($rc, $out, $err) = ft_sql($node, "SET fasttime.clock_source = try_tsc;
+	my ($rc, $out, $err) = ft_sql($node, "SET fasttime.clock_source = try_tsc; SET fasttime.node_timing = exact;
 		SET max_parallel_workers_per_gather = 0; LOAD 'auto_explain';
 		SET auto_explain.log_min_duration = '100s'; SET auto_explain.log_analyze = on;
 		SET auto_explain.log_nested_statements = on;

@@ -3,8 +3,8 @@
 # from disk, and after an upgrade that is not the build its leader loaded;
 # the leader's fasttime.leader_facts (a tagged image of its clock facts)
 # may then be unreadable to the worker.  The worker must accept the value,
-# time its nodes with clock_gettime (stock), say why at DEBUG1, and return
-# the same rows.
+# time its nodes with clock_gettime (stock's clock), say why at DEBUG1,
+# and return the same rows.
 #
 # The other build is faked with a fault-injection build's
 # fasttime.fault_publish_facts, which mangles what the leader publishes:
@@ -12,6 +12,10 @@
 #   old_format      what fasttime 1.0 builds sent ("ft1:<size>:<hex>"),
 #                   the value of the original bug report
 #   garbage         not facts at all
+#
+# Each with exact timing (fasttime.node_timing = exact) and with the
+# default node timing, profiled, as a user has it: the workers' nodes are
+# on clock_gettime either way.
 use strict;
 use warnings;
 use FindBin;
@@ -53,6 +57,7 @@ if ($out ne 'tsc')
 
 # a leader of this build: its workers adopt the facts
 ($rc, $out, $err) = ft_sql($node, "$debug LOAD 'fasttime'; $par SET fasttime.clock_source = try_tsc;
+	SET fasttime.node_timing = exact;
 	EXPLAIN (ANALYZE, FORMAT JSON) $query;");
 my ($launched) = $out =~ /"Workers Launched": (\d+)/;
 my @adopted = $err =~ /parallel worker adopted its leader's clock facts/g;
@@ -61,34 +66,38 @@ ok(defined $launched && $launched > 0 && @adopted == $launched,
 
 for my $mode (qw(foreign_layout old_format garbage))
 {
-	# under try_tsc: the leader publishes the mangled facts at its first
-	# TSC-timed query and times its own nodes with the TSC; the workers
-	# cannot read the facts
-	($rc, $out, $err) = ft_sql($node, "$debug LOAD 'fasttime';
-		SET fasttime.fault_publish_facts = $mode;
-		$par SET fasttime.clock_source = try_tsc;
-		EXPLAIN (ANALYZE, FORMAT JSON) $query;");
-	is($rc, 0, "$mode, try_tsc: parallel EXPLAIN ANALYZE succeeds") or diag($err);
-	unlike($err, qr/ERROR|invalid value for parameter/, "$mode, try_tsc: no error");
-	like($err, qr/published clock facts mangled/, "$mode: the leader published mangled facts");
-	($launched) = $out =~ /"Workers Launched": (\d+)/;
-	my @refused = $err =~ /fasttime: parallel worker could not read its leader's clock facts, so its plan nodes are timed with clock_gettime/g;
-	ok(defined $launched && $launched > 0 && @refused == $launched,
-		"$mode: every worker says at DEBUG1 why it uses clock_gettime (" . scalar(@refused) . ' of ' . ($launched // '?') . ')');
-	like($err, qr/DETAIL:  The leader's fasttime.leader_facts \(".{16}\.\.\.", \d+ bytes\) comes from another build of fasttime, or is malformed\./,
-		"$mode: with a DETAIL");
-	unlike($err, qr/adopted its leader's clock facts|plan nodes timed with the TSC in parallel worker/,
-		"$mode: no worker adopted the facts or timed with the TSC");
-	like($err, qr/plan nodes timed with the TSC in backend/, "$mode: the leader still times with the TSC");
-	my ($ok, $msg) = ft_check_explain($out);
-	ok($ok, "$mode: node times sane ($msg)");
+	for my $t ([ 'exact', 'SET fasttime.node_timing = exact;' ], [ 'default timing', '' ])
+	{
+		my ($timing, $setting) = @$t;
+		# under try_tsc: the leader publishes the mangled facts at its first
+		# TSC-timed query and times its own nodes with the TSC; the workers
+		# cannot read the facts
+		($rc, $out, $err) = ft_sql($node, "$debug LOAD 'fasttime';
+			SET fasttime.fault_publish_facts = $mode;
+			$par SET fasttime.clock_source = try_tsc; $setting
+			EXPLAIN (ANALYZE, FORMAT JSON) $query;");
+		is($rc, 0, "$mode, try_tsc, $timing: parallel EXPLAIN ANALYZE succeeds") or diag($err);
+		unlike($err, qr/ERROR|invalid value for parameter/, "$mode, try_tsc, $timing: no error");
+		like($err, qr/published clock facts mangled/, "$mode, $timing: the leader published mangled facts");
+		($launched) = $out =~ /"Workers Launched": (\d+)/;
+		my @refused = $err =~ /fasttime: parallel worker could not read its leader's clock facts, so its plan nodes are timed with clock_gettime/g;
+		ok(defined $launched && $launched > 0 && @refused == $launched,
+			"$mode, $timing: every worker says at DEBUG1 why it uses clock_gettime (" . scalar(@refused) . ' of ' . ($launched // '?') . ')');
+		like($err, qr/DETAIL:  The leader's fasttime.leader_facts \(".{16}\.\.\.", \d+ bytes\) comes from another build of fasttime, or is malformed\./,
+			"$mode, $timing: with a DETAIL");
+		unlike($err, qr/adopted its leader's clock facts|plan nodes timed with the TSC in parallel worker/,
+			"$mode, $timing: no worker adopted the facts or timed with the TSC");
+		like($err, qr/plan nodes timed with the TSC in backend/, "$mode, $timing: the leader still times with the TSC");
+		my ($ok, $msg) = ft_check_explain($out);
+		ok($ok, "$mode, $timing: node times sane ($msg)");
+	}
 
 	# the rows: a parallel query of a session that has published, timed,
 	# under try_tsc and then clock_gettime (the report: "even under
 	# clock_gettime")
 	($rc, $out, $err) = ft_sql($node, "LOAD 'fasttime';
 		SET fasttime.fault_publish_facts = $mode;
-		$par SET fasttime.clock_source = try_tsc;
+		$par SET fasttime.clock_source = try_tsc; SET fasttime.node_timing = exact;
 		\\o /dev/null
 		EXPLAIN ANALYZE SELECT count(*) FROM big;
 		\\o

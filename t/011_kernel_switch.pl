@@ -5,6 +5,9 @@
 # parallel workers alike, and fasttime_status() and SHOW say so; a switch
 # back makes auto use the TSC again.  tsc and try_tsc keep the TSC (the
 # user asked for it) and their reason says the kernel no longer uses it.
+# Nothing else is set: auto as a user has it, with the default node timing
+# (profiled, which follows auto's clock too; a one-row plan is too small
+# for it to pay, and is timed exactly with that clock).
 #
 # The switch is faked with a fault-injection build, which reads the
 # kernel's clocksource from the file FASTTIME_FAULT_CLOCKSOURCE_FILE names
@@ -19,11 +22,17 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(sleep);
+use File::Spec;
 
 my ($fault, $noreason) = ft_fault_install();
 plan skip_all => "no fault-injection build: $noreason" unless $fault;
 
-my $dir = PostgreSQL::Test::Utils::tempdir();
+# absolute: the server opens the file from its data directory, and from
+# PostgreSQL 17 on tempdir() is relative to the test's working directory
+# (TESTDATADIR unset, as test/stage_tap.sh runs it): the server found no
+# file, auto said the clocksource "could not be read", and the test
+# stopped after its first point
+my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir());
 my $file = "$dir/clocksource";
 sub set_kernel
 {
@@ -88,6 +97,7 @@ is($v{after}, 'clock_gettime', 'kernel switched to hpet: within a second, auto t
 is($v{kernel}, 'hpet', 'fasttime_status: kernel_clocksource is the current one');
 is($v{effective}, 'clock_gettime', 'fasttime_status: effective_source clock_gettime');
 like($v{auto_reason} // '', qr/uses clocksource "hpet".*rejected the TSC/, "fasttime_status: auto_reason says why ($v{auto_reason})");
+cmp_ok($v{queries0} // 0, '>=', 1, 'an EXPLAIN ANALYZE before the switch is TSC-timed');
 is($v{queries1}, $v{queries0}, 'an EXPLAIN ANALYZE after the switch is not TSC-timed');
 is($v{tsc}, 'tsc', 'tsc: still the TSC (the user insisted)');
 like($v{tsc_reason} // '', qr/the kernel itself uses clocksource "hpet", not the TSC/,
@@ -114,6 +124,8 @@ like($out, qr/^clock_gettime\n/, 'a new backend after the switch: clock_gettime 
 my ($launched) = $out =~ /"Workers Launched": (\d+)/;
 ok(defined $launched && $launched > 0, "parallel plan ran (" . ($launched // '?') . " workers)");
 unlike($err, qr/plan nodes timed with the TSC/, 'neither the leader nor any worker timed nodes with the TSC');
+like($err, qr/plan nodes on fasttime's wrappers, timer clock_gettime, profiled, in backend/,
+	'the leader profiles with clock_gettime (the default node timing, on auto\'s clock)');
 unlike(ft_log_since($node, $off), qr/LOG:  fasttime: the kernel's clocksource changed/,
 	'a backend that never used the TSC does not LOG the change');
 

@@ -7,8 +7,9 @@
 # aggregate, a LIMIT that stops the async requests early, rescans below a
 # nested loop, a SubPlan, a CTE read twice, a join -- every fasttime
 # variant (exact with the TSC, profiled with the TSC and with
-# clock_gettime, switched at the first tick) prints the same rows and
-# loops as stock PostgreSQL (fasttime.clock_source = clock_gettime), no
+# clock_gettime, switched at the first tick, and the defaults: nothing set,
+# profiled after profile_after) prints the same rows and loops as stock
+# PostgreSQL (clock_gettime with fasttime.node_timing = exact), no
 # WARNING, startup never after total, and no child longer than its parent
 # unless stock shows the same pair.  Then: an ERROR raised by the remote
 # side inside an async node, and a cursor over async nodes closed half
@@ -77,6 +78,7 @@ my %variants = (
 	'profiled' => 'SET fasttime.clock_source = try_tsc; SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;',
 	'profiled, clock_gettime' =>
 	  'SET fasttime.clock_source = clock_gettime; SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;',
+	'defaults' => '',
 );
 my $stock = 'SET fasttime.clock_source = clock_gettime; SET fasttime.node_timing = exact;';
 

@@ -7,7 +7,9 @@
 # with clock_gettime for good, whatever fasttime.clock_source says (tsc,
 # try_tsc, auto), logging that once with why and what to do.  SHOW,
 # fasttime_status() and its parallel workers follow; a new session starts
-# on the TSC again.  Nothing measured is changed.
+# on the TSC again.  Nothing measured is changed.  Exact timing
+# (fasttime.node_timing = exact, set in each session: the default is
+# profiled timing), every call timed.
 use strict;
 use warnings;
 use FindBin;
@@ -41,6 +43,7 @@ ft_sql($node, q{
 my $pg_major = $node->safe_psql('postgres', 'SHOW server_version_num') / 10000;
 
 my $serial = 'SET max_parallel_workers_per_gather = 0;';
+my $exact = 'SET fasttime.node_timing = exact;';
 my $par = ft_parallel_settings();
 my $jump = 'SET fasttime.fault_tick_amount_ns = 3.6e12; SET fasttime.fault_tick_mode = jump_forward;';
 # re-arming the fault (any SET of a fault setting) before each query makes
@@ -83,7 +86,7 @@ else
 for my $setting (@settings)
 {
 	my $off = -s $node->logfile;
-	my $sql = "SET fasttime.clock_source = $setting; $serial $jump
+	my $sql = "SET fasttime.clock_source = $setting; $exact $serial $jump
 		SELECT 'pid:' || pg_backend_pid();
 		SELECT 'status0:' || current_setting('fasttime.clock_source_status');\n"
 	  . ($query x 10) . "
@@ -161,7 +164,8 @@ for my $setting (@settings)
 			END LOOP;
 			RETURN t;
 		END $$;
-		SET fasttime.clock_source = tsc; SET max_parallel_workers_per_gather = 0;
+		SET fasttime.clock_source = tsc; SET fasttime.node_timing = exact;
+		SET max_parallel_workers_per_gather = 0;
 		SET fasttime.fault_tick_amount_ns = 3.6e12; SET fasttime.fault_tick_at = 3;
 		LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;
 		SET auto_explain.log_analyze = on; SET auto_explain.log_nested_statements = on;
@@ -207,7 +211,7 @@ is($fresh{tsc_disagreements}, '0', 'a new session has counted no disagreement');
 # workers in a setting, must outlive that.
 {
 	my $off = -s $node->logfile;
-	my $sql = "SET fasttime.clock_source = tsc; $par SET parallel_leader_participation = off;
+	my $sql = "SET fasttime.clock_source = tsc; $exact $par SET parallel_leader_participation = off;
 		$jump SET client_min_messages = debug1;
 		SELECT 'pid:' || pg_backend_pid();\n";
 	my $pquery = "SET fasttime.fault_tick_at = 6;\nEXPLAIN (ANALYZE, COSTS OFF, FORMAT JSON) SELECT count(*) FROM ft;\n";
@@ -256,7 +260,7 @@ is($fresh{tsc_disagreements}, '0', 'a new session has counted no disagreement');
 # and says 4 were left out; the 7th, at once after it, is not.
 {
 	my $off = -s $node->logfile;
-	my $sql = "SET fasttime.clock_source = tsc; $serial $jump SET fasttime.fault_fallback_after = 100;
+	my $sql = "SET fasttime.clock_source = tsc; $exact $serial $jump SET fasttime.fault_fallback_after = 100;
 		SELECT 'pid:' || pg_backend_pid();\n"
 	  . ($query x 5)
 	  . "SELECT pg_sleep(10.5);\n"
