@@ -239,7 +239,9 @@ note("try_tsc is in effect as $status");
 # FT_T007_SKIP (a regular expression over variant names) leaves variants
 # out where they add nothing but time: the aarch64 stage under emulation
 # skips tsc (the same wrappers as try_tsc there), auto (clock_gettime
-# under qemu, as stock) and ordered reads (x86's LFENCE choice).
+# under qemu, as stock), ordered reads (x86's LFENCE choice) and defaults
+# (clock_gettime profiled, as 'clock_gettime profiled' with a later
+# switch).
 if (my $skip = $ENV{FT_T007_SKIP})
 {
 	my @left = grep { $_->[0] !~ /$skip/ } @variants;
