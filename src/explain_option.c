@@ -216,9 +216,6 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 			ExplainPropertyInteger("Profile Longest Interval", "ms",
 								   Max(q->longest_ms, q->interval_ms), es);
 			ExplainPropertyInteger("Profile Ticks", NULL, (int64) q->ticks, es);
-			ExplainPropertyInteger("Profile Ticks In Wrappers", NULL,
-								   (int64) q->wrapper_ticks, es);
-			ExplainPropertyFloat("Time In Wrappers", "ms", q->wrapper_ms, 3, es);
 			if (q->switched)
 				ExplainPropertyFloat("Expected Error At 10 Percent", "%",
 									 100.0 * ft_prof_expected_error(ft_prof_effective_ticks(q), 0.1), 1, es);

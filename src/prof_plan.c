@@ -351,9 +351,6 @@ ft_prof_describe(const FtProfQuery *q, struct StringInfoData *buf)
 	if (q->longest_ms > q->interval_ms)
 		appendStringInfo(buf, " to %d", q->longest_ms);
 	appendStringInfoString(buf, " ms");
-	if (q->wrapper_ticks > 0)
-		appendStringInfo(buf, ", %llu of them in fasttime's own code: %.1f ms in no node",
-						 (unsigned long long) q->wrapper_ticks, q->wrapper_ms);
 	appendStringInfo(buf, "; a node holding 10 %% of the time: +-%.1f %%",
 					 100.0 * ft_prof_expected_error(ft_prof_effective_ticks(q), 0.1));
 }

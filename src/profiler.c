@@ -55,7 +55,6 @@
 
 /* the chain, and the clock at the last tick */
 volatile sig_atomic_t ft_prof_busy = 0;
-volatile uint8 ft_prof_in_wrapper = 0;
 volatile uint8 ft_prof_gate = FT_FRAME_NONE;
 static volatile uint64 ft_prof_last = 0;
 
@@ -531,14 +530,6 @@ ft_prof_fault_at_return(PlanState *node)
 	if (ft_prof_fault_names(ft_fault_tick_at_return, node))
 		ft_prof_fault_tick();
 }
-
-/* Fault builds: fasttime.fault_tick_in_wrapper ticks in a wrapper's code. */
-void
-ft_prof_fault_in_wrapper(void)
-{
-	if (ft_prof_depth > 0 && ft_fault_tick_in_wrapper)
-		ft_prof_fault_tick();
-}
 #endif
 
 /*
@@ -689,19 +680,7 @@ ft_prof_credit_until(uint64 now, bool sample)
 	rest = span > ft_prof_carved ? span - ft_prof_carved : 0;
 	ft_prof_carved = 0;
 	ft_prof_last = now;
-	if (exact == NULL && sample && ft_prof_in_wrapper)
-	{
-		/* in a wrapper's own code: no node's (ft_prof_in_wrapper) */
-		double		ms = ft_prof_ms(rest + ft_prof_pending);
-
-		for (int i = 0; i < ft_prof_depth; i++)
-		{
-			ft_prof_stack[i]->wrapper_ticks++;
-			ft_prof_stack[i]->wrapper_ms += ms;
-		}
-		ft_prof_pending = 0;
-	}
-	else if (exact == NULL)
+	if (exact == NULL)
 	{
 		/* a sample of that time: the chain at this instant holds it */
 		if (sample)
@@ -1066,8 +1045,6 @@ ft_prof_leave(FtProfQuery *q, FtProfFrame **saved_frames,
 	pg_compiler_barrier();
 	ft_prof_frames = saved_frames;
 	ft_prof_nframes = saved_nframes;
-	/* the code running from here on is its caller's, after an error too */
-	ft_prof_in_wrapper = 0;
 	/* normally the top of the stack; after an error, whatever ran above */
 	for (int i = ft_prof_depth - 1; i >= 0; i--)
 	{
@@ -1100,7 +1077,6 @@ ft_prof_reset(void)
 	ft_prof_nframes = 0;
 	ft_prof_depth = 0;
 	ft_prof_suspended = 0;
-	ft_prof_in_wrapper = 0;
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
 	if (ft_prof_registered && get_timeout_active(ft_prof_timeout))

@@ -72,20 +72,10 @@ typedef struct FtProfQuery
 	int			interval_ms;	/* the settings it ran with */
 	int			after_ms;
 	FtInstrUnits units;			/* its times' unit; its frames point here */
-	uint64		wrapper_ticks;	/* ticks in a profiled wrapper's own code */
-	double		wrapper_ms;		/* the time they credited to no node */
 } FtProfQuery;
 
 /* main code is changing counters of frames on the chain */
 extern volatile sig_atomic_t ft_prof_busy;
-
-/*
- * Set by the profiled fast path (node_wrappers.c) around all it does but
- * the node's call: a tick that finds it set credits its interval to no
- * node (FtProfQuery.wrapper_ms), since the wrapper's work is no part of the
- * uninstrumented query and would inflate nodes that call a child often.
- */
-extern volatile uint8 ft_prof_in_wrapper;
 
 /*
  * The profiled fast path's gate: FT_FRAME_PROFILED only while no frame on
@@ -184,7 +174,6 @@ ft_prof_rearm_if_asked(void)
 #ifdef FASTTIME_FAULT_INJECTION
 extern void ft_prof_fault_switch(void);
 extern void ft_prof_fault_at_return(PlanState *node);
-extern void ft_prof_fault_in_wrapper(void);
 #endif
 
 /* executor hooks' side (profiler.c) */

@@ -111,7 +111,6 @@ int			ft_fault_fallback_after = 0;
 char	   *ft_fault_tick_at_return = NULL;
 char	   *ft_fault_switch_at_return = NULL;
 bool		ft_fault_lengthen_in_gate_open = false;
-bool		ft_fault_tick_in_wrapper = false;
 bool		ft_fault_nested_units = false;
 double		ft_fault_tick_amount_ns = 0;
 
@@ -639,16 +638,6 @@ ft_fault_init(void)
 							   NULL,
 							   NULL,
 							   NULL);
-	DefineCustomBoolVariable("fasttime.fault_tick_in_wrapper",
-							 "Fault injection (test builds only): a tick lands in every profiled call's wrapper, in its own code.",
-							 NULL,
-							 &ft_fault_tick_in_wrapper,
-							 false,
-							 PGC_USERSET,
-							 GUC_NOT_IN_SAMPLE,
-							 NULL,
-							 NULL,
-							 NULL);
 	DefineCustomBoolVariable("fasttime.fault_lengthen_in_gate_open",
 							 "Fault injection (test builds only): a tick asking for a longer interval lands between the walk of the chain and the opening of the gate.",
 							 NULL,

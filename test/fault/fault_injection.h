@@ -76,13 +76,6 @@ extern char *ft_fault_switch_at_return;
 extern bool ft_fault_lengthen_in_gate_open;
 
 /*
- * fasttime.fault_tick_in_wrapper: a tick lands in every plain profiled
- * call's wrapper, in the wrapper's own code (before the node is linked):
- * the ticks that profiled timing credits to no node.
- */
-extern bool ft_fault_tick_in_wrapper;
-
-/*
  * fasttime.fault_nested_units: a query run inside a profiled run writes
  * its times in a unit half as long as the run's (its instr_time ticks
  * twice per nanosecond), as a query nested under a different
