@@ -349,7 +349,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
  * A tick in this code credits the caller (before the link, after the
  * unlink) or the node, as stock's per-call clock reads land in them too.
  * Marking the code for the tick (a flag stored around it, the time then
- * no node's) cost 3-4.5 % of a count(*) on a TSC host, more than it
+ * no node's) cost 2.6-5.7 % of a count(*) on a TSC host, more than it
  * brought nodes closer to where the plain query spends its time
  * (bench/results/2026-12-04-kind-a), so it is not done.
  */
