@@ -41,6 +41,7 @@ for stage in "${stages[@]}"; do
 	fi
 	echo "== $stage ($("$PG_CONFIG" --version))"
 	log=$(mktemp)
+	t0=$SECONDS
 	"$stage" 2>&1 | tee "$log"
 	line=$(grep '^STAGE_RESULT ' "$log" | tail -n 1)
 	rm -f "$log"
@@ -54,7 +55,7 @@ for stage in "${stages[@]}"; do
 	fi
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
-	summary+=$(printf '%-10s %4d passed, %4d failed' "$name" "$p" "$f")$'\n'
+	summary+=$(printf '%-10s %4d passed, %4d failed  %4d s' "$name" "$p" "$f" $((SECONDS - t0)))$'\n'
 	# nothing after a failed build is meaningful
 	if [ "$name" = build ] && [ "$f" -gt 0 ]; then
 		break
