@@ -178,6 +178,9 @@ RESCAN = "ExecReScan"
 # ExecutePlan is inlined into standard_ExecutorRun on 18's -O2 build
 LEADER_ROOTS = ("standard_ExecutorRun", "ExecutePlan")
 WORKER_ROOT = "ParallelQueryMain"
+# shapes from this ord on are the halves of pairs (bench/sql/shares.sql),
+# run only when named
+PAIR_ORD = 100
 
 
 def is_scan(t):
@@ -566,11 +569,22 @@ def cmd_run(a):
         psql.run("LOAD '%s';" % a.load)
     backend = int(psql.run("SELECT pg_backend_pid();").strip())
     shapes = json.loads(psql.run(
-        "SELECT json_agg(json_build_object('id', id, 'title', title, 'settings', settings, "
+        "SELECT json_agg(json_build_object('id', id, 'ord', ord, 'title', title, 'settings', settings, "
         "'query', query) ORDER BY ord) FROM shares_shapes;"))
+    pairs = json.loads(psql.run(
+        "SELECT coalesce(json_agg(json_build_object('id', id, 'title', title, 'base', base, 'work', work, "
+        "'target', target) ORDER BY id), '[]') FROM shares_pairs;"))
     if a.shapes:
-        want = a.shapes.split()
+        # a pair's name stands for its two shapes
+        want = []
+        for w in a.shapes.split():
+            pr = [p for p in pairs if p["id"] == w]
+            want += [pr[0]["base"], pr[0]["work"]] if pr else [w]
         shapes = [s for s in shapes if s["id"] in want]
+    else:
+        shapes = [s for s in shapes if s["ord"] < PAIR_ORD]
+    ids = {s["id"] for s in shapes}
+    pairs = [p for p in pairs if p["base"] in ids and p["work"] in ids]
     modes = a.modes.split()
     for m in modes:
         if m not in MODES:
@@ -629,7 +643,8 @@ def cmd_run(a):
                                if l.strip().startswith(("Timing Source", "Node Timing")))
         facts[m] = {"settings": show, "clock_source_line": lines}
     with open(os.path.join(out, "modes.json"), "w") as f:
-        json.dump({"modes": facts, "shapes": shapes, "backend": backend}, f, indent=1)
+        json.dump({"modes": facts, "shapes": shapes, "pairs": pairs, "backend": backend,
+                   "freq": a.freq, "reps": a.reps}, f, indent=1)
     psql.close()
 
 
@@ -717,7 +732,7 @@ def cmd_report(a):
     for shape in shapes:
         sid = shape["id"]
         sruns = [r for r in runs if r["shape"] == sid and r["round"] > 0]
-        if not sruns:
+        if not sruns or shape.get("ord", 0) >= PAIR_ORD:
             continue
         plain_plans = [r["plan"] for r in sruns if r["config"] == "perf"]
         ref = plain_plans[0]["Plan"]
@@ -883,11 +898,15 @@ def cmd_report(a):
         "rounded per-loop figures give" if all_unrounded else
         "**EXPLAIN's printed per-loop averages (rounded to 0.001 ms) times loops**: nodes with many "
         "short loops are off by up to 0.0005 ms a loop")]
-    with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(summary[0].keys()))
-        w.writeheader()
-        for s in summary:
-            w.writerow({k: (round(v, 3) if isinstance(v, float) else v) for k, v in s.items()})
+    if not summary:
+        head = ["(no shape but the pairs' halves was run)"]
+    else:
+        with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(summary[0].keys()))
+            w.writeheader()
+            for s in summary:
+                w.writerow({k: (round(v, 3) if isinstance(v, float) else v) for k, v in s.items()})
+    plines = pair_report(runs, stacks, meta, modes)
     facts = ["- `%s`: %s%s" % (m, meta["modes"][m]["settings"],
                                 ("; " + meta["modes"][m]["clock_source_line"]) if meta["modes"][m]["clock_source_line"] else "")
              for m in modes if m in meta["modes"]]
@@ -899,9 +918,100 @@ def cmd_report(a):
             "after a warm-up round." % len(rounds), ""] + head + [
             "", "Modes as run (SHOW under the mode; EXPLAIN (CLOCK_SOURCE) of the first shape):", ""] + facts + [
             "", "## Per shape: shares of the executor run, % (pooled; ± half the set A–B difference)", ""] + lines
+    if plines:
+        text = plines + [""] + text
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(text) + "\n")
-    print("\n".join(head))
+    print("\n".join(plines + [""] + head))
+
+
+def pair_report(runs, stacks, meta, modes):
+    """The pairs (bench/sql/shares.sql): per configuration (perf's plain
+    runs and each mode), each node's own time in the base and the work
+    query (perf: samples x 1000 / freq / reps, ms of CPU; a mode: its
+    exclusive time), the median over the rounds of a set; the target's
+    subtree difference against the whole run's difference (err), and the
+    absolute differences of every node outside the subtree summed (leak),
+    as bench/truth.py judges a pair against the mode's own difference.
+    perf's err and leak are what the plain query does by itself: where the
+    other nodes' time changes with the target's work (caches, the core's
+    overlap of a parent's work with a child's misses), a mode that shows
+    it is right, and bench/truth.sh's pair cannot tell."""
+    pairs = meta.get("pairs") or []
+    if not pairs:
+        return []
+    freq, reps = meta.get("freq", 4000), meta.get("reps", 2)
+    out = ["## Pairs: where added work lands, perf's plain runs against each mode", "",
+           "Per pair and configuration: the target's subtree difference (work - base, medians over the "
+           "rounds) against the whole run's difference: err (0: all of it in the subtree) and leak (the "
+           "own-time differences of every node outside the subtree, summed in absolute value, against the "
+           "run's difference); each for the pooled rounds, then set A and set B. perf: the plain queries' "
+           "CPU samples, each given to the innermost plan node (the executor run only).", "",
+           "| pair | target | config | base ms | d ms | err | leak | err A / B |",
+           "|---|---|---|---:|---:|---:|---:|---|"]
+    for pr in pairs:
+        sruns = {h: [r for r in runs if r["shape"] == pr[h] and r["round"] > 0] for h in ("base", "work")}
+        if not sruns["base"] or not sruns["work"]:
+            continue
+        ref = [r for r in sruns["base"] if r["config"] == "perf"][0]["plan"]["Plan"]
+        nodes = plan_nodes(ref)
+        all_chains = chains(nodes)
+        tgt = [n for n in nodes if n["label"].startswith(pr["target"])]
+        if len(tgt) != 1:
+            out.append("| %s | %s: %d nodes match | | | | | | |" % (pr["id"], pr["target"], len(tgt)))
+            continue
+        tid = tgt[0]["id"]
+        sub = {tid}
+        for n in nodes:
+            p = n["parent"]
+            while p is not None:
+                if p == tid:
+                    sub.add(n["id"])
+                    break
+                p = nodes[p]["parent"]
+        # own ms per node, per (config, half, set, round)
+        own = defaultdict(dict)
+        for h in ("base", "work"):
+            for st in stacks:
+                if st["shape"] != pr[h] or st["round"] == 0:
+                    continue
+                acc = defaultdict(float)
+                for key, c in st["counts"].items():
+                    head, _, p = key.partition("|")
+                    nid, _ = match(p.split(">") if p else [], head[0] == "W", "?" not in head, nodes, all_chains)
+                    if nid is not None:
+                        acc[nid] += c * 1000.0 / freq / reps
+                own[("perf", h, st["set"])][st["round"]] = acc
+            for r in sruns[h]:
+                if r["config"] in modes:
+                    own[(r["config"], h, r["set"])][r["round"]] = exclusive_times(r["plan"]["Plan"])
+
+        def judge(cfg, sets):
+            med = {}
+            for h in ("base", "work"):
+                per_round = [v for s_ in sets for v in own[(cfg, h, s_)].values()]
+                if not per_round:
+                    return None
+                med[h] = {n["id"]: statistics.median([d.get(n["id"], 0.0) for d in per_round]) for n in nodes}
+                med[h + "_tot"] = statistics.median([sum(d.values()) for d in per_round])
+                med[h + "_sub"] = statistics.median([sum(v for k, v in d.items() if k in sub) for d in per_round])
+            d_tot = med["work_tot"] - med["base_tot"]
+            d_sub = med["work_sub"] - med["base_sub"]
+            leak = sum(abs(med["work"][i] - med["base"][i]) for i in med["work"] if i not in sub)
+            if d_tot <= 0:
+                return med["base_tot"], d_tot, float("nan"), float("nan")
+            return med["base_tot"], d_tot, 100.0 * (d_sub / d_tot - 1), 100.0 * leak / d_tot
+
+        for cfg in ["perf"] + modes:
+            j = judge(cfg, ("A", "B"))
+            if j is None:
+                continue
+            ja, jb = judge(cfg, ("A",)), judge(cfg, ("B",))
+            name = "perf (plain)" if cfg == "perf" else MODES[cfg][0]
+            out.append("| %s | %d %s | %s | %s | %s | %+.1f %% | %.1f %% | %s |" % (
+                pr["id"], tid, tgt[0]["label"], name, fmt(j[0], 0), fmt(j[1], 0), j[2], j[3],
+                " / ".join("%+.1f" % x[2] if x else "-" for x in (ja, jb))))
+    return out
 
 
 def main():

@@ -29,6 +29,13 @@
 # the plain run included, and every run's plan is checked against the
 # plain query's.
 #
+# Pairs (--shapes "mem_leaf hash_probe ..."; bench/sql/shares.sql): truth
+# pairs of bench/sql/truth.sql rebuilt on these tables, a base and a work
+# query each, run only when named.  The report then opens with each pair's
+# err and leak as bench/truth.py judges them, for perf's plain runs beside
+# each mode: how much of the added time the uninstrumented query itself
+# spends outside the target (bench/shares.py, pair_report).
+#
 # Method: a throwaway cluster (fasttime preloaded by absolute path from a
 # temporary build of this checkout, nothing installed; jit, autovacuum
 # off; shared_buffers 3GB so every table stays cached), the data loaded

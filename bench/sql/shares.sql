@@ -17,7 +17,7 @@ SET max_parallel_workers_per_gather = 0;
 SET maintenance_work_mem = '512MB';
 
 DROP TABLE IF EXISTS shares_ints, shares_texts, shares_orders, shares_customers,
-	shares_mem, shares_shapes;
+	shares_mem, shares_shapes, shares_pairs;
 
 -- count(*), filter, arithmetic, parallel, CTE: 4M ints
 CREATE TABLE shares_ints(key int NOT NULL);
@@ -92,5 +92,42 @@ INSERT INTO shares_shapes VALUES
  'enable_hashjoin=off;enable_mergejoin=off;enable_material=on',
  $q$SELECT count(*) FROM shares_customers a JOIN shares_customers b ON b.region < a.region WHERE a.id % 50 = 0 AND b.id % 200 = 0$q$);
 
+-- Pairs (ord 100 and up, run only when named in --shapes): truth pairs of
+-- bench/sql/truth.sql rebuilt on these tables, each a base and a work
+-- query with the same plan, the work query adding known work to one node,
+-- the target (shares_pairs).  perf's samples of the plain base and work
+-- queries say how much of the added time lands in the target's subtree
+-- and how much elsewhere when nothing is instrumented: where the
+-- additivity that bench/truth.sh assumes (the other nodes' time does not
+-- change) fails by itself, perf shows it too (bench/shares.py, "Pairs").
+INSERT INTO shares_shapes VALUES
+('p_leaf_base', 100, 'pair leaf_qual, base', '',
+ $q$SELECT count(*) FROM shares_ints WHERE key >= 0$q$),
+('p_leaf_work', 101, 'pair leaf_qual, work: float math in the scan''s qual', '',
+ $q$SELECT count(*) FROM shares_ints WHERE key >= 0 AND ln(key::float8) >= 0 AND sqrt(key::float8) >= 0 AND cos(key::float8) >= -2 AND sin(key::float8) >= -2$q$),
+('p_memleaf_base', 102, 'pair mem_leaf, base: each row reads one of 1,024 elements of a 64 MB array', '',
+ $q$SELECT sum(x) FROM (SELECT (SELECT array_fill(1, ARRAY[16777216 + (random() * 0)::int]))[1 + (hashint4(key) & 1023)] AS x FROM shares_ints OFFSET 0) s$q$),
+('p_memleaf_work', 103, 'pair mem_leaf, work: each row reads anywhere in the array (a cache and TLB miss)', '',
+ $q$SELECT sum(x) FROM (SELECT (SELECT array_fill(1, ARRAY[16777216 + (random() * 0)::int]))[1 + (hashint4(key) & 16777215)] AS x FROM shares_ints OFFSET 0) s$q$),
+('p_hashprobe_base', 104, 'pair hash_probe, base', 'enable_mergejoin=off;enable_nestloop=off;work_mem=256MB',
+ $q$SELECT count(*) FROM shares_orders o JOIN shares_customers c ON c.id = o.customer_id WHERE o.id >= 0$q$),
+('p_hashprobe_work', 105, 'pair hash_probe, work: md5 in the probe side''s scan', 'enable_mergejoin=off;enable_nestloop=off;work_mem=256MB',
+ $q$SELECT count(*) FROM shares_orders o JOIN shares_customers c ON c.id = o.customer_id WHERE o.id >= 0 AND md5(md5(o.id::text)) <> ''$q$),
+('p_windowsort_base', 106, 'pair window_sort, base', 'work_mem=256MB',
+ $q$SELECT count(*), sum(r) FROM (SELECT sum(o.id) OVER (PARTITION BY o.g ORDER BY o.id) AS r FROM shares_orders o WHERE o.qty >= 0) s$q$),
+('p_windowsort_work', 107, 'pair window_sort, work: md5 in the scan below the Sort', 'work_mem=256MB',
+ $q$SELECT count(*), sum(r) FROM (SELECT sum(o.id) OVER (PARTITION BY o.g ORDER BY o.id) AS r FROM shares_orders o WHERE o.qty >= 0 AND md5(md5(o.id::text)) <> '') s$q$);
+
+-- pairs: a title, the base and the work shape, and the target: the plan
+-- node (its label in the report, a prefix) whose subtree holds the work
+CREATE TABLE shares_pairs(id text PRIMARY KEY, title text NOT NULL, base text NOT NULL,
+						  work text NOT NULL, target text NOT NULL);
+INSERT INTO shares_pairs VALUES
+('leaf_qual', 'cheap work on every row in a leaf''s qual (the control)', 'p_leaf_base', 'p_leaf_work', 'Seq Scan'),
+('mem_leaf', 'memory latency in a leaf''s short calls', 'p_memleaf_base', 'p_memleaf_work', 'Seq Scan'),
+('hash_probe', 'a hash join''s probe side, the work in its scan', 'p_hashprobe_base', 'p_hashprobe_work', 'Seq Scan on shares_orders'),
+('window_sort', 'a running sum over a sort, the work in the scan below the Sort', 'p_windowsort_base', 'p_windowsort_work', 'Seq Scan');
+
 SELECT relname, pg_size_pretty(pg_relation_size(oid)) AS size
-FROM pg_class WHERE relname LIKE 'shares\_%' AND relkind = 'r' ORDER BY relname;
+FROM pg_class WHERE relname LIKE 'shares\_%' AND relkind = 'r'
+	AND relname NOT IN ('shares_shapes', 'shares_pairs') ORDER BY relname;
