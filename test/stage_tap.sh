@@ -104,7 +104,7 @@ out=$work/prove.out
 (cd "$work" && as_user env PATH="$bindir:$PATH" PERL5LIB="$perldir${PERL5LIB:+:$PERL5LIB}" \
 	TESTDIR="$work" PG_REGRESS="$pg_regress" FT_FAULT_INSTALL="$fault_install" \
 	FT_SRCDIR="$src" FT_TSC_WATCH_LOG="$FT_TSC_WATCH_LOG" PG_TEST_TIMEOUT_DEFAULT=60 \
-	prove -v "${tests[@]}") >"$out" 2>&1
+	prove -v --timer "${tests[@]}") >"$out" 2>&1
 cat "$out"
 echo "# prove took $(($(date +%s) - t0)) s"
 
