@@ -31,6 +31,22 @@
 #include "ticks.h"
 
 /*
+ * Variables and functions the wrappers use at every call, declared
+ * hidden: nothing outside fasttime's library uses them, so the compiler
+ * addresses the variables directly and calls the functions without the
+ * PLT, instead of through the GOT.  On PostgreSQL 15, whose modules are
+ * built with default visibility, that is one load fewer at each access
+ * and a register fewer in the profiled fast path (8 of its instructions);
+ * later versions build modules hidden by default, but that option leaves
+ * an extern declaration as it is, so it is marked here too.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define FT_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define FT_HIDDEN
+#endif
+
+/*
  * A plan node's instrumentation, and the parts the node wrappers touch:
  * from 19 on in the NodeInstrumentation's embedded Instrumentation.
  */
@@ -127,7 +143,7 @@ typedef struct FtInstrUnits
 	bool		core_ticks;		/* instr_time counts the server's TSC ticks */
 } FtInstrUnits;
 
-extern FtInstrUnits ft_instr_units;
+extern FT_HIDDEN FtInstrUnits ft_instr_units;
 
 /* Do two queries write their nodes' times alike? */
 static inline bool

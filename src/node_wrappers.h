@@ -89,7 +89,7 @@ ft_timer_reads(FtTimer timer)
  * The TSC read that ended this process's latest exact TSC-timed call: the
  * clock cross-check (node_timing.c) bounds a short query's reads by it.
  */
-extern uint64 ft_node_last_tsc;
+extern FT_HIDDEN uint64 ft_node_last_tsc;
 
 extern void ft_wrappers_init(void);
 extern const char *ft_wrappers_isa(void);

@@ -75,7 +75,7 @@ typedef struct FtProfQuery
 } FtProfQuery;
 
 /* main code is changing counters of frames on the chain */
-extern volatile sig_atomic_t ft_prof_busy;
+extern FT_HIDDEN volatile sig_atomic_t ft_prof_busy;
 
 /*
  * The profiled fast path's gate: FT_FRAME_PROFILED only while no frame on
@@ -86,11 +86,11 @@ extern volatile sig_atomic_t ft_prof_busy;
  * to the slow path, to re-arm or resume it.  Shutting is always safe, and
  * an opening under way sees a shutting it undid once the gate is open.
  */
-extern volatile uint8 ft_prof_gate;
+extern FT_HIDDEN volatile uint8 ft_prof_gate;
 
 /* the frames of the query running now */
-extern FtProfFrame **ft_prof_frames;
-extern uint32 ft_prof_nframes;
+extern FT_HIDDEN FtProfFrame **ft_prof_frames;
+extern FT_HIDDEN uint32 ft_prof_nframes;
 
 /* settings */
 extern int	ft_node_timing;		/* fasttime.node_timing */
@@ -140,14 +140,14 @@ extern void ft_prof_gate_open(void);
 extern void ft_prof_rearm(void);
 
 /* the tick wants the timeout re-armed at a longer interval */
-extern volatile sig_atomic_t ft_prof_rearm_pending;
+extern FT_HIDDEN volatile sig_atomic_t ft_prof_rearm_pending;
 
 /*
  * The tick stopped itself in a wait (profiler.c): the next call starting
  * or returning in a profiled query resumes it before changing the chain.
  */
-extern volatile sig_atomic_t ft_prof_suspended;
-extern void ft_prof_resume(void);
+extern FT_HIDDEN volatile sig_atomic_t ft_prof_suspended;
+extern FT_HIDDEN void ft_prof_resume(void);
 
 /*
  * Resume the tick if it stopped itself (main code: every transition

@@ -75,14 +75,14 @@ typedef struct FtUsageDerived
 } FtUsageDerived;
 
 /* the chain of the calls under way, innermost first */
-extern FtUsageFrame *volatile ft_chain_top;
+extern FT_HIDDEN FtUsageFrame *volatile ft_chain_top;
 
 /* fasttime.derived_usage: derive usage where provably equal (usage.c) */
 extern bool ft_derived_usage;
 
 /* the global counters at the last transition that compared them */
-extern BufferUsage ft_usage_buf;
-extern WalUsage ft_usage_wal;
+extern FT_HIDDEN BufferUsage ft_usage_buf;
+extern FT_HIDDEN WalUsage ft_usage_wal;
 
 /* The frame of a node on fasttime's wrappers: its instrumentation. */
 static inline FtUsageFrame *
@@ -231,8 +231,8 @@ ft_usage_lanes_equal(const void *a_p, const void *b_p, const int n,
 	return diff == 0;
 }
 
-extern void ft_usage_credit_buf(void);
-extern void ft_usage_credit_wal(void);
+extern FT_HIDDEN void ft_usage_credit_buf(void);
+extern FT_HIDDEN void ft_usage_credit_wal(void);
 
 /* A transition: credit the counters' growth since the last, if any. */
 static pg_attribute_always_inline void
