@@ -949,6 +949,7 @@ def pair_report(runs, stacks, meta, modes):
            "CPU samples, each given to the innermost plan node (the executor run only).", "",
            "| pair | target | config | base ms | d ms | err | leak | err A / B |",
            "|---|---|---|---:|---:|---:|---:|---|"]
+    node_lines = ["", "Per node (+: in the target's subtree):", ""]
     for pr in pairs:
         sruns = {h: [r for r in runs if r["shape"] == pr[h] and r["round"] > 0] for h in ("base", "work")}
         if not sruns["base"] or not sruns["work"]:
@@ -1002,6 +1003,26 @@ def pair_report(runs, stacks, meta, modes):
                 return med["base_tot"], d_tot, float("nan"), float("nan")
             return med["base_tot"], d_tot, 100.0 * (d_sub / d_tot - 1), 100.0 * leak / d_tot
 
+        # node by node: own ms in base and work, medians over all rounds
+        cfgs = [c for c in ["perf"] + modes if own[(c, "base", "A")] or own[(c, "base", "B")]]
+        med_nodes = {}
+        for c in cfgs:
+            for h in ("base", "work"):
+                per_round = [v for s_ in ("A", "B") for v in own[(c, h, s_)].values()]
+                med_nodes[(c, h)] = {n["id"]: statistics.median([d.get(n["id"], 0.0) for d in per_round])
+                                     for n in nodes} if per_round else {}
+        node_lines.append("**%s** (target %d %s): own ms, base → work (difference), medians over the rounds" %
+                          (pr["id"], tid, tgt[0]["label"]))
+        node_lines.append("")
+        node_lines.append("| node | " + " | ".join("perf (plain)" if c == "perf" else MODES[c][0] for c in cfgs) + " |")
+        node_lines.append("|---|" + "---:|" * len(cfgs))
+        for n in nodes:
+            cells = []
+            for c in cfgs:
+                b, w = med_nodes[(c, "base")].get(n["id"], 0.0), med_nodes[(c, "work")].get(n["id"], 0.0)
+                cells.append("%s → %s (%+.0f)" % (fmt(b, 0), fmt(w, 0), w - b))
+            node_lines.append("| %s%d %s | %s |" % ("+ " if n["id"] in sub else "", n["id"], n["label"], " | ".join(cells)))
+        node_lines.append("")
         for cfg in ["perf"] + modes:
             j = judge(cfg, ("A", "B"))
             if j is None:
@@ -1011,7 +1032,7 @@ def pair_report(runs, stacks, meta, modes):
             out.append("| %s | %d %s | %s | %s | %s | %+.1f %% | %.1f %% | %s |" % (
                 pr["id"], tid, tgt[0]["label"], name, fmt(j[0], 0), fmt(j[1], 0), j[2], j[3],
                 " / ".join("%+.1f" % x[2] if x else "-" for x in (ja, jb))))
-    return out
+    return out + node_lines
 
 
 def main():
