@@ -15,7 +15,8 @@ round's figure, not the result:
            0 when the target shows all of the added work
   err_pl   the target's difference against the plain run time difference
   leak     the sum over every node but the target of the absolute median
-           difference of its own time (inclusive minus its children's),
+           difference of its own time (inclusive minus its children's and
+           the InitPlans it runs: initplan_runner),
            against dExec: 0 when the work shows nowhere else.  A target
            written "Node Type+" (the parallel pair's Gather, whose work
            runs in the processes below it) exempts its whole subtree.
@@ -40,6 +41,7 @@ miss the rounds resolve, not noise).
 """
 import json
 import math
+import re
 import sys
 from collections import defaultdict
 
@@ -52,10 +54,14 @@ def walk(plan, parent, out):
     """Plan nodes in pre-order: type, alias, inclusive ms, rows, loops."""
     loops = plan.get("Actual Loops", 0)
     me = len(out)
+    exprs = " ".join(str(v) for k, v in plan.items()
+                     if k.endswith(("Filter", "Cond", "Output", "Key", "Function Call")))
     out.append({"type": plan["Node Type"], "alias": plan.get("Alias"),
                 "total": plan.get("Actual Total Time", 0.0) * loops,
                 "rows": plan.get("Actual Rows"), "loops": loops,
-                "parent": parent, "children": []})
+                "parent": parent, "children": [],
+                "rel": plan.get("Parent Relationship"), "subplan": plan.get("Subplan Name") or "",
+                "cte": plan.get("CTE Name"), "exprs": exprs})
     if parent is not None:
         out[parent]["children"].append(me)
     for child in plan.get("Plans", []):
@@ -80,8 +86,36 @@ def subtree(nodes, t):
     return keep
 
 
+def initplan_runner(nodes, i):
+    """The node inside which InitPlan i runs.  A CTE's plan runs inside the
+    CTE Scan that reads it first: the CTE Scan of it with the largest
+    inclusive time (the others read its tuplestore).  Another InitPlan runs
+    when its parameter is first evaluated: in the deepest node below the
+    one it is listed under whose expressions use it (18: "(InitPlan 1)";
+    before: "$0"), else in the node it is listed under."""
+    n = nodes[i]
+    if n["subplan"].startswith("CTE "):
+        scans = [j for j, m in enumerate(nodes) if m["type"] == "CTE Scan" and m["cte"] == n["subplan"][4:]]
+        return max(scans, key=lambda j: nodes[j]["total"]) if scans else n["parent"]
+    m = re.search(r"returns (\$[0-9]+(?:,\$[0-9]+)*)", n["subplan"])
+    if m:
+        refs = [re.compile(re.escape(r) + r"(?![0-9])") for r in m.group(1).split(",")]
+    else:
+        refs = [re.compile(re.escape("(%s)" % n["subplan"]))]
+    below = sorted(subtree(nodes, n["parent"]) - subtree(nodes, i))
+    users = [j for j in below if any(r.search(nodes[j]["exprs"]) for r in refs)]
+    return users[-1] if users else n["parent"]
+
+
 def self_times(nodes):
-    return [n["total"] - sum(nodes[c]["total"] for c in n["children"]) for n in nodes]
+    """Each node's own time: its inclusive time less that of the plans that
+    run inside it (its children, InitPlans where they run)."""
+    inside = [[] for _ in nodes]
+    for i, n in enumerate(nodes):
+        if n["parent"] is None:
+            continue
+        inside[initplan_runner(nodes, i) if n["rel"] == "InitPlan" else n["parent"]].append(i)
+    return [n["total"] - sum(nodes[c]["total"] for c in inside[i]) for i, n in enumerate(nodes)]
 
 
 def child_longer(nodes):

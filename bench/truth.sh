@@ -7,7 +7,10 @@
 # the second adds work (cheap per-row work in a leaf or a parent, rare
 # heavy calls of CPU or of waits, a skewed rescanned inner side, a SubPlan,
 # a set-returning function per outer row, hash/sort/aggregate builds, a
-# LIMIT, a parallel scan) to one node, the target.  The difference of the
+# LIMIT, a parallel scan, a bitmap heap scan, an Append's member, a
+# Memoize's and a Materialize's inner scan, a nested loop's and a merge
+# join's join filter, rare waits in a parent, a CTE read twice, an
+# InitPlan, a parallel sort) to one node, the target.  The difference of the
 # two run times is the cost of the work.  A truthful mode shows it on the
 # target's inclusive time and nowhere outside the target's subtree; the
 # per-call observer effect of the mode cancels, since both queries make
@@ -37,7 +40,9 @@
 # difference, and against the plain runtime difference), the leak (the sum
 # of the absolute differences of the own times of all nodes outside the
 # target's subtree, against the Execution Time difference), child longer
-# than parent, and whether rows and loops were the same everywhere.
+# than parent, and whether rows and loops were the same everywhere.  An
+# InitPlan's time counts in the node that runs it (a CTE's in the CTE Scan
+# that reads it first, another in the node whose expression uses it).
 # Output: bench/out/truth-pgMAJOR.md (and the raw runs, .jsonl).
 #
 # Usage: bench/truth.sh [--rounds R] [--modes "off on ..."]

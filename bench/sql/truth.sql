@@ -53,6 +53,21 @@ BEGIN
 END
 $$;
 
+-- The same loop declared IMMUTABLE (it is: the result depends on n alone),
+-- for a qual that must not stop the planner from caching (Memoize); give
+-- it an argument that depends on a column, or the planner folds the call.
+CREATE OR REPLACE FUNCTION truth_spin_imm(n int) RETURNS bool
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+	x bigint := 0;
+BEGIN
+	FOR i IN 1..n LOOP
+		x := x + i;
+	END LOOP;
+	RETURN x >= 0;
+END
+$$;
+
 -- A set-returning PL/pgSQL function: n rows, after spin iterations of work.
 CREATE OR REPLACE FUNCTION truth_srf(n int, spin int) RETURNS SETOF int
 LANGUAGE plpgsql AS $$
@@ -179,7 +194,44 @@ INSERT INTO truth_pairs(id, title, settings, target, base, work) VALUES
 ('parallel', 'a parallel scan (two workers and the leader), the work in its qual',
  'max_parallel_workers_per_gather=2;parallel_setup_cost=0;parallel_tuple_cost=0;min_parallel_table_scan_size=0', 'Gather+',
  $q$SELECT count(*) FROM lotsarows WHERE key >= 0$q$,
- $q$SELECT count(*) FROM lotsarows WHERE key >= 0 AND ln(key::float8) >= 0 AND sqrt(key::float8) >= 0 AND cos(key::float8) >= -2 AND sin(key::float8) >= -2$q$);
+ $q$SELECT count(*) FROM lotsarows WHERE key >= 0 AND ln(key::float8) >= 0 AND sqrt(key::float8) >= 0 AND cos(key::float8) >= -2 AND sin(key::float8) >= -2$q$),
+('bitmap_qual', 'a bitmap heap scan (its bitmap index scan timed apart, by the Bitmap Heap Scan''s own calls), the work in its filter',
+ 'enable_seqscan=off;enable_indexscan=off', 'Bitmap Heap Scan',
+ $q$SELECT count(*) FROM orders o WHERE o.id <= 300000 AND o.qty >= 0$q$,
+ $q$SELECT count(*) FROM orders o WHERE o.id <= 300000 AND o.qty >= 0 AND md5(md5(md5(o.id::text))) <> ''$q$),
+('append_member', 'an Append of two scans, the work in the second one''s filter', '', 'Seq Scan/orders',
+ $q$SELECT count(*), sum(k) FROM (SELECT key AS k FROM lotsarows WHERE key >= 0 UNION ALL SELECT id FROM orders WHERE qty >= 0) s$q$,
+ $q$SELECT count(*), sum(k) FROM (SELECT key AS k FROM lotsarows WHERE key >= 0 UNION ALL SELECT id FROM orders WHERE qty >= 0 AND md5(md5(id::text)) <> '') s$q$),
+('memoize_inner', 'a Memoize over a rescanned index scan (10,000 misses among 300,000 lookups), the work in the index scan''s filter (run on misses only; its leak is unreadable, EXPLAIN giving each of the Memoize''s 300,000 loops to 0.001 ms)',
+ 'enable_hashjoin=off;enable_mergejoin=off;enable_memoize=on;enable_material=off;enable_bitmapscan=off;enable_seqscan=off', 'Index Scan/c',
+ $q$SELECT sum(c.region) FROM orders o JOIN customers c ON c.id = o.product_id AND truth_spin_imm(c.region * 0) WHERE o.id <= 300000$q$,
+ $q$SELECT sum(c.region) FROM orders o JOIN customers c ON c.id = o.product_id AND truth_spin_imm(300 + c.region * 0) WHERE o.id <= 300000$q$),
+('material_inner', 'a Materialize rescanned 20 times (the inner side of a left join), the work in the scan below it, run once',
+ 'enable_hashjoin=off;enable_mergejoin=off;enable_material=on;enable_memoize=off', 'Seq Scan/customers',
+ $q$SELECT count(*) FROM truth_outer a LEFT JOIN (SELECT id, region FROM customers WHERE id >= 0) b ON b.region < a.k$q$,
+ $q$SELECT count(*) FROM truth_outer a LEFT JOIN (SELECT id, region FROM customers WHERE id >= 0 AND md5(md5(md5(md5(md5(id::text))))) <> '') b ON b.region < a.k$q$),
+('nestloop_filter', 'a nested loop''s join filter over 2M pairs (100,000 outer rows, a Materialize of 20 rows rescanned for each), the work in the filter',
+ 'enable_hashjoin=off;enable_mergejoin=off;enable_material=on;enable_memoize=off', 'Nested Loop',
+ $q$SELECT count(*) FROM truth_outer a JOIN customers b ON b.region + a.k >= 0$q$,
+ $q$SELECT count(*) FROM truth_outer a JOIN customers b ON b.region + a.k >= 0 AND ln((b.id + a.k)::float8) >= 0 AND sqrt((b.id + a.k)::float8) >= 0$q$),
+('rare_wait_parent', '1 row in 100,000 waits 10 ms, in the aggregate''s argument', '', 'Aggregate',
+ $q$SELECT sum(CASE WHEN key % 100000 = 0 AND truth_sleep(0) THEN 1 ELSE 0 END) FROM lotsarows$q$,
+ $q$SELECT sum(CASE WHEN key % 100000 = 0 AND truth_sleep(0.01) THEN 1 ELSE 0 END) FROM lotsarows$q$),
+('cte_twice', 'a CTE read by two CTE Scans (a hash join of it with itself), the work in the CTE''s scan',
+ 'enable_mergejoin=off;enable_nestloop=off;work_mem=256MB', 'Seq Scan/orders',
+ $q$WITH c AS MATERIALIZED (SELECT id FROM orders WHERE qty >= 0) SELECT count(*) FROM c c1 JOIN c c2 ON c2.id = c1.id$q$,
+ $q$WITH c AS MATERIALIZED (SELECT id FROM orders WHERE qty >= 0 AND md5(md5(id::text)) <> '') SELECT count(*) FROM c c1 JOIN c c2 ON c2.id = c1.id$q$),
+('initplan', 'an uncorrelated InitPlan evaluated at the outer scan''s first row, the work in its scan', '', 'Seq Scan/orders',
+ $q$SELECT count(*) FROM lotsarows WHERE key > (SELECT count(*) FROM orders WHERE qty >= 0) - 1000000000$q$,
+ $q$SELECT count(*) FROM lotsarows WHERE key > (SELECT count(*) FROM orders WHERE qty >= 0 AND md5(md5(id::text)) <> '') - 1000000000$q$),
+('merge_qual', 'a Merge Join over two sorts, the work in its join filter',
+ 'enable_hashjoin=off;enable_nestloop=off;work_mem=256MB', 'Merge Join',
+ $q$SELECT count(*) FROM orders o JOIN customers c ON c.id = o.customer_id AND o.qty + c.region >= 0 WHERE o.id <= 300000$q$,
+ $q$SELECT count(*) FROM orders o JOIN customers c ON c.id = o.customer_id AND o.qty + c.region >= 0 AND md5(md5(o.id::text || c.region::text)) <> '' WHERE o.id <= 300000$q$),
+('gather_merge', 'a parallel sort of 1.25M rows (two workers and the leader, a Gather Merge), the work in the scan below the sorts',
+ 'max_parallel_workers_per_gather=2;parallel_setup_cost=0;parallel_tuple_cost=0;min_parallel_table_scan_size=0;work_mem=256MB', 'Gather Merge+',
+ $q$SELECT count(*), sum(k) FROM (SELECT key % 1000 AS k FROM lotsarows WHERE key % 4 = 0 ORDER BY key % 1000, key OFFSET 0) s$q$,
+ $q$SELECT count(*), sum(k) FROM (SELECT key % 1000 AS k FROM lotsarows WHERE key % 4 = 0 AND md5(md5(md5(key::text))) <> '' ORDER BY key % 1000, key OFFSET 0) s$q$);
 
 -- One EXPLAIN (ANALYZE, FORMAT JSON) of a statement, with its run time as
 -- measured around it in the backend (clock_timestamp).
