@@ -25,8 +25,9 @@
 #
 # Shapes: bench/sql/shares.sql (count, filter, arith, hashjoin, sort,
 # nestloop, subplan, parallel, membound, memoize, mergejoin, cte, window,
-# material); each shape's settings are SET LOCAL in every configuration,
-# the plain run included, and every run's plan is checked against the
+# material, bitmap, append, gathermerge, incrsort, projectset, hashagg,
+# recursive, topn); each shape's settings are SET LOCAL in every
+# configuration, the plain run included, and every run's plan is checked against the
 # plain query's.
 #
 # Pairs (--shapes "mem_leaf hash_probe ..."; bench/sql/shares.sql): truth

@@ -90,7 +90,25 @@ INSERT INTO shares_shapes VALUES
  $q$SELECT count(*), sum(w) FROM (SELECT sum(key) OVER (ORDER BY key % 1000, key ROWS BETWEEN 3 PRECEDING AND CURRENT ROW) AS w FROM shares_ints WHERE key <= 500000) s$q$),
 ('material', 14, 'a Materialize rescanned 2,000 times (a nested loop''s join filter, 1M pairs)',
  'enable_hashjoin=off;enable_mergejoin=off;enable_material=on',
- $q$SELECT count(*) FROM shares_customers a JOIN shares_customers b ON b.region < a.region WHERE a.id % 50 = 0 AND b.id % 200 = 0$q$);
+ $q$SELECT count(*) FROM shares_customers a JOIN shares_customers b ON b.region < a.region WHERE a.id % 50 = 0 AND b.id % 200 = 0$q$),
+('bitmap', 15, 'a bitmap heap scan of 300k rows (12k pages) over a bitmap index scan',
+ 'enable_seqscan=off;enable_indexscan=off',
+ $q$SELECT sum(v) FROM shares_mem WHERE r < 300000$q$),
+('append', 16, 'an Append of a filtered scan and a Function Scan (1M rows of generate_series, materialized at its first call)', '',
+ $q$SELECT count(*), sum(k) FROM (SELECT key AS k FROM shares_ints WHERE key % 2 = 0 UNION ALL SELECT g FROM generate_series(1, 1000000) g) s$q$),
+('gathermerge', 17, 'Gather Merge of two sorts (the leader and one worker)',
+ 'max_parallel_workers_per_gather=1;parallel_setup_cost=0;parallel_tuple_cost=0;min_parallel_table_scan_size=0;parallel_leader_participation=on;work_mem=256MB',
+ $q$SELECT count(*), sum(k) FROM (SELECT key % 1000 AS k FROM shares_ints WHERE key % 3 <> 0 ORDER BY key % 1000, key OFFSET 0) s$q$),
+('incrsort', 18, 'Incremental Sort: 25,000 small sorts over an index scan of 1M rows', 'work_mem=256MB',
+ $q$SELECT count(*), sum(q) FROM (SELECT qty AS q FROM shares_orders WHERE id > 0 ORDER BY customer_id, qty OFFSET 0) s$q$),
+('projectset', 19, 'ProjectSet: a set-returning function in the target list, 2M rows from 1M', '',
+ $q$SELECT sum(x) FROM (SELECT generate_series(1, key % 5) AS x FROM shares_ints WHERE key <= 1000000) s$q$),
+('hashagg', 20, 'HashAggregate of 4M rows into 200k groups', 'work_mem=256MB',
+ $q$SELECT count(*), sum(c) FROM (SELECT key % 200000 AS k, count(*) AS c FROM shares_ints GROUP BY 1) s$q$),
+('recursive', 21, 'a recursive CTE of 200k steps (a WorkTable Scan rescanned each step)', '',
+ $q$WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 200000) SELECT sum(n) FROM r$q$),
+('topn', 22, 'a top-N heap sort (LIMIT 100) of 4M rows', '',
+ $q$SELECT sum(key) FROM (SELECT key FROM shares_ints ORDER BY hashint4(key) LIMIT 100) s$q$);
 
 -- Pairs (ord 100 and up, run only when named in --shapes): truth pairs of
 -- bench/sql/truth.sql rebuilt on these tables, each a base and a work
