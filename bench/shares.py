@@ -35,7 +35,9 @@ the same query, exclusive time of a node = its inclusive time minus the inclusiv
   - a CTE's plan (an InitPlan "CTE name") runs inside the CTE Scan that
     reads it first; it is subtracted from the CTE Scan of that CTE with the
     largest inclusive time (the one that ran it; the others read its
-    tuplestore); any other InitPlan from the node it is listed under;
+    tuplestore); any other InitPlan from the node that runs it: the
+    deepest node below the one it is listed under whose expressions use
+    its result (the scan whose filter reads it), else that node;
   - below a Gather (Merge), inclusive times are summed over the processes
     (loops = processes); the Gather's own time is the leader's: its
     inclusive time minus the leader's part of its child (the child's time
@@ -181,6 +183,9 @@ WORKER_ROOT = "ParallelQueryMain"
 # shapes from this ord on are the halves of pairs (bench/sql/shares.sql),
 # run only when named
 PAIR_ORD = 100
+# a shape with more of perf's samples ambiguous or unmatched than this is
+# not judged
+MAX_AMBIGUOUS = 0.20
 
 
 def is_scan(t):
@@ -293,10 +298,43 @@ def cte_root(nodes, name):
     return None
 
 
+def subtree_ids(nodes, i):
+    keep, todo = set(), [i]
+    while todo:
+        j = todo.pop()
+        keep.add(j)
+        todo.extend(nodes[j]["children"])
+    return keep
+
+
+def initplan_users(nodes, i):
+    """The nodes that may run InitPlan i (not a CTE's): those below the
+    node it is listed under, that one included, whose expressions use its
+    result (18: "(InitPlan 1)"; before: "$0"), in pre-order; the listing
+    node alone if none does.  The executor runs an InitPlan when its
+    parameter is first evaluated, so its plan runs inside one of them
+    (the deepest user, the scan whose filter reads it, in every plan
+    seen)."""
+    n = nodes[i]
+    m = re.search(r"returns (\$[0-9]+(?:,\$[0-9]+)*)", n["subplan"] or "")
+    if m:
+        refs = [re.compile(re.escape(r) + r"(?![0-9])") for r in m.group(1).split(",")]
+    else:
+        refs = [re.compile(re.escape("(%s)" % (n["subplan"] or "")))]
+    below = sorted(subtree_ids(nodes, n["parent"]) - subtree_ids(nodes, i))
+    users = []
+    for j in below:
+        text = " ".join(json.dumps(v) for k, v in nodes[j]["plan"].items()
+                        if k != "Plans" and k.endswith(("Filter", "Cond", "Output", "Key", "Function Call")))
+        if any(r.search(text) for r in refs):
+            users.append(j)
+    return users or [n["parent"]]
+
+
 def chains(nodes):
     """For every node, its ancestor chains from the root (a CTE's plan
-    hangs below each CTE Scan of it instead of the node it is listed
-    under)."""
+    hangs below each CTE Scan of it, another InitPlan below each node that
+    uses its result, instead of the node it is listed under)."""
     parents = {n["id"]: [n["parent"]] if n["parent"] is not None else [] for n in nodes}
     for n in nodes:
         if n["rel"] == "InitPlan" and (n["subplan"] or "").startswith("CTE "):
@@ -304,6 +342,8 @@ def chains(nodes):
             scans = [m["id"] for m in nodes if m["type"] == "CTE Scan" and m["cte"] == name]
             if scans:
                 parents[n["id"]] = scans
+        elif n["rel"] == "InitPlan" and n["parent"] is not None:
+            parents[n["id"]] = initplan_users(nodes, n["id"])
     memo = {}
 
     def ch(i, depth=0):
@@ -404,6 +444,9 @@ def exclusive_times(plan, rounded=False):
             if scans:
                 contained[max(scans, key=lambda i: incl[i])].append(n["id"])
                 continue
+        if n["rel"] == "InitPlan":
+            contained[initplan_users(nodes, n["id"])[-1]].append(n["id"])
+            continue
         contained[n["parent"]].append(n["id"])
     excl = {}
     for n in nodes:
@@ -729,6 +772,7 @@ def cmd_report(a):
     misses = defaultdict(dict)
     all_unrounded = True
     perf_self_all = []
+    unjudged = {}
     for shape in shapes:
         sid = shape["id"]
         sruns = [r for r in runs if r["shape"] == sid and r["round"] > 0]
@@ -770,7 +814,16 @@ def cmd_report(a):
         perf_ab = {k: pic["A"].get(k, 0) + pic["B"].get(k, 0) for k in set(pic["A"]) | set(pic["B"])}
         P = {"AB": shares(perf_ab), "A": shares(pic["A"]), "B": shares(pic["B"])}
         perf_self = tv(P["A"], P["B"])
-        perf_self_all.append(perf_self)
+        # a shape whose samples the stack cannot give to one node (two
+        # index scans below one BitmapAnd), or to any, is shown but not
+        # judged: perf's picture of it is not the query's
+        amb = sum(other[x].get(why, 0) for x in "AB" for why in ("ambiguous", "unmatched")) \
+            / max(1, nsamp["A"] + nsamp["B"])
+        judged = amb <= MAX_AMBIGUOUS
+        if not judged:
+            unjudged[sid] = amb
+        else:
+            perf_self_all.append(perf_self)
         # the modes' pictures
         M, MR, exec_ms, clipped = {}, {}, {}, {}
         unrounded = all("Shares Total Time" in r["plan"]["Plan"] for r in sruns if r["config"] in modes)
@@ -831,9 +884,10 @@ def cmd_report(a):
             d = tv(M[m]["AB"], P["AB"])
             dA, dB = tv(M[m]["A"], P["A"]), tv(M[m]["B"], P["B"])
             self_ = tv(M[m]["A"], M[m]["B"])
-            per_mode[m]["AB"].append(d)
-            per_mode[m]["A"].append(dA)
-            per_mode[m]["B"].append(dB)
+            if judged:
+                per_mode[m]["AB"].append(d)
+                per_mode[m]["A"].append(dA)
+                per_mode[m]["B"].append(dB)
             dist_cells.append("**%s** (A %s, B %s; self %s)" % (fmt(d), fmt(dA), fmt(dB), fmt(self_)))
             diffs = sorted(((M[m]["AB"].get(n["id"], 0) - P["AB"].get(n["id"], 0), n) for n in nodes),
                            key=lambda x: -abs(x[0]))
@@ -850,7 +904,8 @@ def cmd_report(a):
             lines.append("| distance from EXPLAIN's printed times (per loop, rounded to 0.001 ms) | | %s |" % " | ".join(
                 fmt(tv(MR[m], P["AB"])) for m in modes))
             for m in modes:
-                summary_rounded[m].append(tv(MR[m], P["AB"]))
+                if judged:
+                    summary_rounded[m].append(tv(MR[m], P["AB"]))
         lines.append("| Execution Time, median ms | plain %s (under perf, wall) | %s |" % (
             fmt(plain_ms, 0), " | ".join(fmt(exec_ms[m], 0) for m in modes)))
         if any(clipped.values()):
@@ -876,7 +931,10 @@ def cmd_report(a):
             continue
         row = byshape[sid]
         ps = next(iter(row.values()))["perf_self"]
-        head.append("| %s | %s | %s |" % (sid, fmt(ps), " | ".join(
+        head.append("| %s | %s | %s |" % (
+            sid + (" (not judged: %.0f %% of perf's samples ambiguous or unmatched)" % (100 * unjudged[sid])
+                   if sid in unjudged else ""),
+            fmt(ps), " | ".join(
             "%s (%s–%s; self %s)" % (fmt(row[m]["d"]), fmt(min(row[m]["dA"], row[m]["dB"])),
                                      fmt(max(row[m]["dA"], row[m]["dB"])), fmt(row[m]["self"]))
             for m in modes)))

@@ -57,10 +57,19 @@
 #   stacks.jsonl perf's samples, as counts of plan-node paths
 #   run.log      progress
 #
+# Analytic plans (--analytic): instead of these shapes, the 22 TPC-H-like
+# queries of bench/analytic.sh (bench/sql/analytic_queries.sql, on the
+# data of bench/sql/analytic.sql at --scale, TPC-H's scale factor; work_mem
+# 256MB, serial, shared_buffers 4GB), each a shape (Q1 ... Q22): how each
+# mode's picture of real plans compares with perf's.  Their plans may hold
+# nodes the stack cannot tell apart (two index scans of one nested loop's
+# sides); those samples are counted as "ambiguous" and left out, and the
+# report gives their share per query.
+#
 # Usage: bench/shares.sh [--rounds R] [--quick] [--shapes "count sort ..."]
 #                        [--modes "stock on off profile"] [--freq HZ]
 #                        [--reps N] [--stack BYTES] [--scale S] [--port P] [--out DIR]
-#                        [--so PATH] [--keep-perf]
+#                        [--so PATH] [--keep-perf] [--analytic]
 #   --rounds R   measured rounds, even (default 10: 5 per set; ~12 min on
 #                18 on a loaded 2-vCPU guest, ~55 s a round)
 #   --quick      2 rounds (1 per set) at scale 0.5: a look, ~3 min
@@ -97,6 +106,7 @@ port=5541
 out=""
 so=""
 keep=""
+analytic=""
 while [ $# -gt 0 ]; do
 	case $1 in
 		--rounds) rounds=$2; shift ;;
@@ -111,6 +121,7 @@ while [ $# -gt 0 ]; do
 		--out) out=$2; shift ;;
 		--so) so=$2; shift ;;
 		--keep-perf) keep=--keep ;;
+		--analytic) analytic=1 ;;
 		-h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit 0 ;;
 		*) echo "bench/shares.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -132,7 +143,7 @@ if ! nm "$postgres_bin" 2>/dev/null | grep ' t ExecAgg$' >/dev/null; then
 fi
 
 if [ -z "$out" ]; then
-	out=bench/results/$(date -u +%F)-shares-pg$major
+	out=bench/results/$(date -u +%F)-shares${analytic:+-analytic}-pg$major
 	if [ -e "$out" ]; then
 		i=2
 		while [ -e "$out-$i" ]; do i=$((i + 1)); done
@@ -193,15 +204,35 @@ fi
 cp "$D-lib/build/shares_explain.so" "$D-lib/" && chmod 755 "$D-lib/shares_explain.so"
 load=$D-lib/shares_explain.so
 
+shared_buffers=${FT_SHARES_SHARED_BUFFERS:-3GB}
+[ -n "$analytic" ] && [ -z "${FT_SHARES_SHARED_BUFFERS:-}" ] && shared_buffers=4GB
 say "shares: cluster in $D, port $port, PostgreSQL $major"
 ft_cluster_start "$D" "$port" "jit = off" "autovacuum = off" \
-	"shared_buffers = '${FT_SHARES_SHARED_BUFFERS:-3GB}'" "max_parallel_workers_per_gather = 0" \
+	"shared_buffers = '$shared_buffers'" "max_parallel_workers_per_gather = 0" \
 	"track_io_timing = off" "log_min_messages = warning" \
 	"shared_preload_libraries = '$D-lib/fasttime.so'"
 pm=$(head -n 1 "$D/data/postmaster.pid")
 psql_cmd="$FT_BINDIR/psql -h $D -p $port -U $(ft_owner_name) -d postgres"
-say "shares: loading (scale $scale)"
-ft_psql "$D" "$port" -q -v scale="$scale" -f bench/sql/shares.sql >"$out/tables.txt"
+say "shares: loading (scale $scale${analytic:+, analytic})"
+if [ -z "$analytic" ]; then
+	ft_psql "$D" "$port" -q -v scale="$scale" -f bench/sql/shares.sql >"$out/tables.txt"
+else
+	# shares.sql's tables at a token size (its shapes table is the one
+	# read), then the analytic data and its 22 queries as the shapes
+	ft_psql "$D" "$port" -q -v scale=0.01 -f bench/sql/shares.sql >/dev/null
+	ft_psql "$D" "$port" -q -v scale="$scale" -f bench/sql/analytic.sql >"$out/tables.txt"
+	fraction=$(ft_psql "$D" "$port" -At -c "SELECT (0.0001 / scale)::numeric(20,10) FROM analytic_scale")
+	python3 - "$fraction" <<'PY' | ft_psql "$D" "$port" -q
+import sys
+sys.path.insert(0, "bench")
+from analytic import read_queries
+print("DELETE FROM shares_pairs; DELETE FROM shares_shapes;")
+for name, text in read_queries("bench/sql/analytic_queries.sql", sys.argv[1]):
+    assert "$aq$" not in text
+    print("INSERT INTO shares_shapes VALUES ('%s', %d, 'TPC-H-like %s', 'work_mem=256MB', $aq$%s$aq$);"
+          % (name, int(name[1:]), name, text))
+PY
+fi
 
 {
 	echo "# bench/shares.sh, $(date -u '+%F %H:%M') UTC"
@@ -215,7 +246,7 @@ ft_psql "$D" "$port" -q -v scale="$scale" -f bench/sql/shares.sql >"$out/tables.
 		"$(grep -qw constant_tsc /proc/cpuinfo && echo constant_tsc || echo 'no constant_tsc'), $(grep -qw rdtscp /proc/cpuinfo && echo rdtscp || echo 'no rdtscp')"
 	echo "- perf: $(perf --version), cpu-clock at $freq Hz, --call-graph dwarf,$stack; the plain query $reps times a round"
 	echo "- Rounds: $rounds measured (sets A and B alternating) after 1 warm-up; scale $scale;" \
-		"modes: $modes; shared_buffers ${FT_SHARES_SHARED_BUFFERS:-3GB}, jit off"
+		"modes: $modes; shared_buffers $shared_buffers, jit off${analytic:+; the analytic queries}"
 	echo "- Load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo
 	echo '```'
