@@ -351,7 +351,10 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
  * Marking the code for the tick (a flag stored around it, the time then
  * no node's) cost 2.6-5.7 % of a count(*) on a TSC host, more than it
  * brought nodes closer to where the plain query spends its time
- * (bench/results/2026-12-04-kind-a), so it is not done.
+ * (bench/results/2026-12-04-kind-a), so it is not done.  The row is
+ * counted before the unlink: with all of the call's bookkeeping after
+ * it, a parent over short calls read up to 7 points more than perf's
+ * picture of the plain query gives it (bench/results/2026-12-05c-kind-a).
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
@@ -381,9 +384,6 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 	if (buf || wal)
 		ft_usage_transition(buf, wal, isa);
 	ft_prof_resume_if_suspended();
-	ft_chain_unlink(uf);
-	if (core && unlikely(pf->build != NULL && TupIsNull(result)))
-		ft_prof_build_unlink(pf->build, tsc);
 
 	save_tuplecount = instr->tuplecount;
 	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;
@@ -394,6 +394,10 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 	}
 	else if (instr->async_mode && save_tuplecount < 1.0)
 		ft_instr_set_firsttuple(instr);
+
+	ft_chain_unlink(uf);
+	if (core && unlikely(pf->build != NULL && TupIsNull(result)))
+		ft_prof_build_unlink(pf->build, tsc);
 	return result;
 }
 
