@@ -63,8 +63,10 @@
 # 256MB, serial, shared_buffers 4GB), each a shape (Q1 ... Q22): how each
 # mode's picture of real plans compares with perf's.  Their plans may hold
 # nodes the stack cannot tell apart (two index scans of one nested loop's
-# sides); those samples are counted as "ambiguous" and left out, and the
-# report gives their share per query.
+# sides, two under one BitmapAnd); those samples are counted as
+# "ambiguous" and left out, the report gives their share per query, and a
+# query with more than 20 % of its samples ambiguous or unmatched is shown
+# but left out of the median and the worst (bench/shares.py).
 #
 # Usage: bench/shares.sh [--rounds R] [--quick] [--shapes "count sort ..."]
 #                        [--modes "stock on off profile"] [--freq HZ]
