@@ -85,13 +85,18 @@ reached standard_ExecutorRun, the first the root; a worker's path (a sample of a
 other than the session's backend, or below ParallelQueryMain) is matched
 below a Gather.  A CTE's plan hangs below each CTE Scan of it (a sample there
 passes through the scan that is reading).  A path whose frames were
-tail-called away matches by skipping nodes; the fewest skips wins.  Two
-nodes matching equally well (siblings of one type whose parents call them
-from the same function, e.g. both sides of a Nested Loop or an Append) are
-told apart by nothing on the stack: such samples are counted as
-"ambiguous" and left out, and the shapes are built to have none (a hash
-join's two scans are apart by the Hash: [Hash Join, Hash, Seq Scan] is the
-inner side).  Chains that did not reach standard_ExecutorRun (the copied stack was
+tail-called away matches by skipping nodes; the fewest skips wins, and
+between equals the chain that enters as many subplans as the stack did
+(ExecSubPlan, ExecSetParamPlan, ... mark the node after them: Q15's CTE
+read through a CTE Scan against the InitPlan that scan's filter runs).
+Two nodes matching equally well (siblings of one type whose parents call
+them from the same function, e.g. both sides of a Nested Loop or the two
+Bitmap Index Scans of a BitmapAnd) are told apart by nothing on the stack:
+such samples are counted as "ambiguous", and those nodes are one group in
+every picture (perf's and each mode's) when distances are taken; the
+report lists the groups.  The shapes are built to have none (a hash join's
+two scans are apart by the Hash: [Hash Join, Hash, Seq Scan] is the inner
+side).  Chains that did not reach standard_ExecutorRun (the copied stack was
 too short) are matched from the leaf up and counted as "unrooted".
 
 The distance between two pictures: total variation, half the sum of the
@@ -173,6 +178,10 @@ ACCESS = {
     "ExecHashJoinImpl": "Hash Join", "MultiExecPrivateHash": "Hash", "MultiExecParallelHash": "Hash",
 }
 ANY_SCAN = "*scan"
+# in a path, before a node entered through a subplan frame (ExecSubPlan,
+# ExecSetParamPlan, ...): it tells a CTE's plan, read through its CTE
+# Scan, from an InitPlan that the same scan's filter runs (Q15)
+SUB_MARK = "^"
 GENERIC_SCAN = {"ExecScan", "ExecScanExtended", "ExecScanFetch"}
 SUBPLAN = {"ExecSubPlan", "ExecScanSubPlan", "ExecSetParamPlan", "ExecSetParamPlanMulti",
            "ExecHashSubPlan", "buildSubPlanHash", "ExecEvalSubPlan"}
@@ -183,9 +192,14 @@ WORKER_ROOT = "ParallelQueryMain"
 # shapes from this ord on are the halves of pairs (bench/sql/shares.sql),
 # run only when named
 PAIR_ORD = 100
-# a shape with more of perf's samples ambiguous or unmatched than this is
-# not judged
+# a shape with more of perf's samples unmatched or left out as ambiguous
+# than this is not judged
 MAX_AMBIGUOUS = 0.20
+# nodes that stacks could not tell apart, in more than this share of a
+# shape's samples, are one group when the pictures are compared; fewer
+# such samples are left out (a generic ExecScan frame below a nested loop
+# in a few samples would otherwise merge its two sides)
+MERGE_MIN = 0.02
 
 
 def is_scan(t):
@@ -193,7 +207,16 @@ def is_scan(t):
 
 
 def compatible(path_type, node_type):
+    path_type = path_type.lstrip(SUB_MARK)
     return path_type == node_type or (path_type == ANY_SCAN and is_scan(node_type))
+
+
+def subplan_edge(nodes, i):
+    """Node i is run from its parent's expression (a SubPlan, an InitPlan
+    other than a CTE's), so a subplan frame lies between the two on the
+    stack."""
+    n = nodes[i]
+    return n["rel"] == "SubPlan" or (n["rel"] == "InitPlan" and not (n["subplan"] or "").startswith("CTE "))
 
 
 def reduce_chain(frames, other_process=False):
@@ -213,23 +236,25 @@ def reduce_chain(frames, other_process=False):
                 start = k + 2
             break
     path, cur, last = [], None, None  # last: the kind of the last node frame
+    sub = False  # a subplan was entered since the last node: mark the next
     for f in outer[start:]:
         if f == RESCAN:
             break  # the rest is the calling node's
         if f in SUBPLAN:
-            cur, last = None, None
+            cur, last, sub = None, None, True
             continue
         t = ENTRY.get(f)
         if t:
-            path.append(t)
-            cur, last = t, "entry"
+            path.append(SUB_MARK + t if sub else t)
+            cur, last, sub = t, "entry", False
             continue
         t = ACCESS.get(f)
         if t:
             if cur == ANY_SCAN and last == "generic":
-                path[-1] = t
+                path[-1] = path[-1][:-len(ANY_SCAN)] + t
             elif not (cur == t and last in ("entry", "generic")):
-                path.append(t)
+                path.append(SUB_MARK + t if sub else t)
+                sub = False
             cur, last = t, "access"
             continue
         if f in GENERIC_SCAN:
@@ -239,8 +264,8 @@ def reduce_chain(frames, other_process=False):
             # function, which runs the plan below it: a CTE's) it is a
             # scan whose entry function tail-called it
             if not (cur is not None and is_scan(cur) and last in ("entry", "generic")):
-                path.append(ANY_SCAN)
-                cur = ANY_SCAN
+                path.append(SUB_MARK + ANY_SCAN if sub else ANY_SCAN)
+                cur, sub = ANY_SCAN, False
             last = "generic"
     return worker, rooted, path
 
@@ -360,8 +385,11 @@ def chains(nodes):
     return {n["id"]: ch(n["id"]) for n in nodes}
 
 
-def match(path, worker, rooted, nodes, all_chains):
-    """The node a sample's path lands on: (id, None), or (None, reason)."""
+def match_ids(path, worker, rooted, nodes, all_chains, marked=False):
+    """The nodes a sample's path matches best: (ids, None), more than one
+    when the stack cannot tell them apart, or (None, reason).  marked: the
+    path was reduced with subplan marks (stacks collapsed since they were
+    added; older ones did not record them)."""
     if not path:
         return None, "outside"
     best, best_ids = None, set()
@@ -402,15 +430,28 @@ def match(path, worker, rooted, nodes, all_chains):
                 cost = len(types) - len(path)
             else:
                 cost = len(types) - first - len(path)
+            # between chains that match equally well, the one entering as
+            # many subplans as the stack did (a tie-break only: a stack
+            # whose subplan frames were missed still matches)
+            subs = sum(1 for q in range(max(first, 1), len(chain)) if subplan_edge(nodes, chain[q]))
+            cost = (cost, 0 if not marked or subs == sum(1 for t in path if t.startswith(SUB_MARK)) else 1)
             if best is None or cost < best:
                 best, best_ids = cost, {n["id"]}
             elif cost == best:
                 best_ids.add(n["id"])
     if not best_ids:
         return None, "unmatched"
-    if len(best_ids) > 1:
+    return best_ids, None
+
+
+def match(path, worker, rooted, nodes, all_chains, marked=False):
+    """The node a sample's path lands on: (id, None), or (None, reason)."""
+    ids, why = match_ids(path, worker, rooted, nodes, all_chains, marked)
+    if ids is None:
+        return None, why
+    if len(ids) > 1:
         return None, "ambiguous"
-    return best_ids.pop(), None
+    return next(iter(ids)), None
 
 
 def inclusive(p, rounded):
@@ -470,6 +511,32 @@ def shares(d):
     pos = {k: max(0.0, v) for k, v in d.items()}
     tot = sum(pos.values())
     return {k: (100.0 * v / tot if tot > 0 else 0.0) for k, v in pos.items()}
+
+
+def merge_groups(nodes, sets):
+    """Node id -> its group's id (the smallest): the nodes of each set in
+    sets are one group, sets that share a node one group too."""
+    up = {n["id"]: n["id"] for n in nodes}
+
+    def find(i):
+        while up[i] != i:
+            up[i] = up[up[i]]
+            i = up[i]
+        return i
+    for ids in sets:
+        ids = sorted(ids)
+        for j in ids[1:]:
+            a, b = find(ids[0]), find(j)
+            if a != b:
+                up[max(a, b)] = min(a, b)
+    return {i: find(i) for i in up}
+
+
+def group_sum(d, grp):
+    out = defaultdict(float)
+    for k, v in d.items():
+        out[grp.get(k, k)] += v
+    return dict(out)
 
 
 def tv(a, b):
@@ -743,7 +810,7 @@ def cmd_collapse(a):
             if key not in examples:
                 examples[key] = frames[:40]
         rec = {"shape": r["shape"], "round": r["round"], "set": r["set"], "perf": r["perf"],
-               "samples": n, "pids": len(pids), "counts": counts, "examples": examples}
+               "marked": True, "samples": n, "pids": len(pids), "counts": counts, "examples": examples}
         dst.write(json.dumps(rec) + "\n")
         dst.flush()
         if not a.keep:
@@ -790,6 +857,7 @@ def cmd_report(a):
         nsamp = {"A": 0, "B": 0}
         workers_seen = []
         unmatched_examples = {}
+        ambiguous = []  # (set, node ids, samples)
         for st in stacks:
             if st["shape"] != sid or st["round"] == 0:
                 continue
@@ -800,32 +868,52 @@ def cmd_report(a):
                 path = p.split(">") if p else []
                 worker, rooted = head[0] == "W", "?" not in head
                 nsamp[s] += c
-                nid, why = match(path, worker, rooted, nodes, all_chains)
-                if nid is None:
+                ids, why = match_ids(path, worker, rooted, nodes, all_chains, st.get("marked", False))
+                if ids is None or len(ids) > 1:
+                    why = why or "ambiguous"
                     other[s][why] += c
                     if why not in ("outside",) and len(unmatched_examples) < 6:
                         unmatched_examples[key] = st["examples"].get(key, [])[:25]
                     if not rooted and why == "outside":
                         other[s]["unrooted outside"] += c
+                    if ids is not None:
+                        ambiguous.append((s, ids, c))
                     continue
-                pic[s][nid] += c
+                pic[s][next(iter(ids))] += c
                 if not rooted:
                     other[s]["unrooted (matched)"] += c
+        # nodes that a stack could not tell apart (two index scans below
+        # one BitmapAnd) are one group for the distances: each picture is
+        # compared at the resolution perf's can give
+        by_set = defaultdict(int)
+        for _, ids, c in ambiguous:
+            by_set[frozenset(ids)] += c
+        big = [ids for ids, c in by_set.items() if c > MERGE_MIN * max(1, nsamp["A"] + nsamp["B"])]
+        grp = merge_groups(nodes, big)
+        left_out = 0
+        for s, ids, c in ambiguous:
+            if frozenset(ids) in big:
+                pic[s][grp[min(ids)]] += c
+            else:
+                left_out += c
+        pic = {s: group_sum(pic[s], grp) for s in pic}
+        merged = sorted({tuple(sorted(i for i in grp if grp[i] == g)) for g in grp.values()} - {(g,) for g in grp})
+
+        def group_name(i):
+            return next(("+".join(str(j) for j in g) for g in merged if i in g), str(i))
         perf_ab = {k: pic["A"].get(k, 0) + pic["B"].get(k, 0) for k in set(pic["A"]) | set(pic["B"])}
         P = {"AB": shares(perf_ab), "A": shares(pic["A"]), "B": shares(pic["B"])}
         perf_self = tv(P["A"], P["B"])
-        # a shape whose samples the stack cannot give to one node (two
-        # index scans below one BitmapAnd), or to any, is shown but not
-        # judged: perf's picture of it is not the query's
-        amb = sum(other[x].get(why, 0) for x in "AB" for why in ("ambiguous", "unmatched")) \
-            / max(1, nsamp["A"] + nsamp["B"])
+        # a shape whose samples the stack cannot give to any node is shown
+        # but not judged: perf's picture of it is not the query's
+        amb = (left_out + sum(other[x].get("unmatched", 0) for x in "AB")) / max(1, nsamp["A"] + nsamp["B"])
         judged = amb <= MAX_AMBIGUOUS
         if not judged:
             unjudged[sid] = amb
         else:
             perf_self_all.append(perf_self)
         # the modes' pictures
-        M, MR, exec_ms, clipped = {}, {}, {}, {}
+        M, MN, MR, exec_ms, clipped = {}, {}, {}, {}, {}
         unrounded = all("Shares Total Time" in r["plan"]["Plan"] for r in sruns if r["config"] in modes)
         all_unrounded = all_unrounded and unrounded
         for m in modes:
@@ -843,8 +931,11 @@ def cmd_report(a):
                     accr[k] += v
                 ex.append(r["plan"]["Execution Time"])
             ab = {k: acc["A"].get(k, 0) + acc["B"].get(k, 0) for k in set(acc["A"]) | set(acc["B"])}
+            MN[m] = shares(ab)
+            acc = {x: group_sum(acc[x], grp) for x in acc}
+            ab = group_sum(ab, grp)
             M[m] = {"AB": shares(ab), "A": shares(acc["A"]), "B": shares(acc["B"])}
-            MR[m] = shares(accr)
+            MR[m] = shares(group_sum(accr, grp))
             exec_ms[m] = statistics.median(ex) if ex else float("nan")
             clipped[m] = neg
         plain_ms = statistics.median([r["ms"] for r in sruns if r["config"] == "perf"])
@@ -876,9 +967,21 @@ def cmd_report(a):
                 p = nodes[p]["parent"]
             cells = []
             for pic_ in [P] + [M[m] for m in modes]:
+                if any(i in g for g in merged):
+                    cells.append("in %s" % "+".join(str(j) for g in merged if i in g for j in g))
+                    continue
                 a_, b_ = pic_["A"].get(i, 0.0), pic_["B"].get(i, 0.0)
                 cells.append("%s ±%s" % (fmt(pic_["AB"].get(i, 0.0)), fmt(abs(a_ - b_) / 2)))
+            if any(i in g for g in merged):
+                cells[1:] = ["%s (%s)" % (fmt(MN[m].get(i, 0.0)), cells[1 + k]) for k, m in enumerate(modes)]
             lines.append("| %s%d %s | %s |" % ("&nbsp;" * 3 * depth, i, n["label"], " | ".join(cells)))
+        for g in merged:
+            cells = []
+            for pic_ in [P] + [M[m] for m in modes]:
+                a_, b_ = pic_["A"].get(g[0], 0.0), pic_["B"].get(g[0], 0.0)
+                cells.append("%s ±%s" % (fmt(pic_["AB"].get(g[0], 0.0)), fmt(abs(a_ - b_) / 2)))
+            lines.append("| nodes %s, as one (the stack cannot tell them apart) | %s |" % (
+                "+".join(str(j) for j in g), " | ".join(cells)))
         dist_cells, miss_cells = [], []
         for m in modes:
             d = tv(M[m]["AB"], P["AB"])
@@ -889,9 +992,9 @@ def cmd_report(a):
                 per_mode[m]["A"].append(dA)
                 per_mode[m]["B"].append(dB)
             dist_cells.append("**%s** (A %s, B %s; self %s)" % (fmt(d), fmt(dA), fmt(dB), fmt(self_)))
-            diffs = sorted(((M[m]["AB"].get(n["id"], 0) - P["AB"].get(n["id"], 0), n) for n in nodes),
-                           key=lambda x: -abs(x[0]))
-            miss_cells.append(", ".join("%d %s %+.1f" % (n["id"], n["type"], dd) for dd, n in diffs[:2]
+            diffs = sorted(((M[m]["AB"].get(n["id"], 0) - P["AB"].get(n["id"], 0), n) for n in nodes
+                            if grp[n["id"]] == n["id"]), key=lambda x: -abs(x[0]))
+            miss_cells.append(", ".join("%s %s %+.1f" % (group_name(n["id"]), n["type"], dd) for dd, n in diffs[:2]
                                         if abs(dd) >= 0.05))
             misses[sid][m] = miss_cells[-1]
             summary.append({"shape": sid, "mode": m, "d": d, "dA": dA, "dB": dB, "self": self_,
@@ -932,7 +1035,7 @@ def cmd_report(a):
         row = byshape[sid]
         ps = next(iter(row.values()))["perf_self"]
         head.append("| %s | %s | %s |" % (
-            sid + (" (not judged: %.0f %% of perf's samples ambiguous or unmatched)" % (100 * unjudged[sid])
+            sid + (" (not judged: %.0f %% of perf's samples unmatched)" % (100 * unjudged[sid])
                    if sid in unjudged else ""),
             fmt(ps), " | ".join(
             "%s (%s–%s; self %s)" % (fmt(row[m]["d"]), fmt(min(row[m]["dA"], row[m]["dB"])),
@@ -1037,7 +1140,8 @@ def pair_report(runs, stacks, meta, modes):
                 acc = defaultdict(float)
                 for key, c in st["counts"].items():
                     head, _, p = key.partition("|")
-                    nid, _ = match(p.split(">") if p else [], head[0] == "W", "?" not in head, nodes, all_chains)
+                    nid, _ = match(p.split(">") if p else [], head[0] == "W", "?" not in head, nodes, all_chains,
+                                   st.get("marked", False))
                     if nid is not None:
                         acc[nid] += c * 1000.0 / freq / reps
                 own[("perf", h, st["set"])][st["round"]] = acc
