@@ -64,9 +64,11 @@
 # mode's picture of real plans compares with perf's.  Their plans may hold
 # nodes the stack cannot tell apart (two index scans of one nested loop's
 # sides, two under one BitmapAnd); those samples are counted as
-# "ambiguous" and left out, the report gives their share per query, and a
-# query with more than 20 % of its samples ambiguous or unmatched is shown
-# but left out of the median and the worst (bench/shares.py).
+# "ambiguous", and nodes that share more than 2 % of a query's samples so
+# are one group in every picture when distances are taken (the report
+# lists the groups); fewer such samples are left out.  A query with more
+# than 20 % of its samples left out or unmatched is shown but not counted
+# in the median and the worst (bench/shares.py).
 #
 # Usage: bench/shares.sh [--rounds R] [--quick] [--shapes "count sort ..."]
 #                        [--modes "stock on off profile"] [--freq HZ]
