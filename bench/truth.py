@@ -56,8 +56,14 @@ def walk(plan, parent, out):
     me = len(out)
     exprs = " ".join(str(v) for k, v in plan.items()
                      if k.endswith(("Filter", "Cond", "Output", "Key", "Function Call")))
+    # unrounded where bench/shares_explain.c added it (truth.sh loads it
+    # on 18 and later), else EXPLAIN's per-loop average (rounded to 0.001
+    # ms) times loops: +-0.0005 ms a loop, +-150 ms over 300,000 loops
+    total = plan.get("Shares Total Time")
+    if total is None:
+        total = plan.get("Actual Total Time", 0.0) * loops
     out.append({"type": plan["Node Type"], "alias": plan.get("Alias"),
-                "total": plan.get("Actual Total Time", 0.0) * loops,
+                "total": total,
                 "rows": plan.get("Actual Rows"), "loops": loops,
                 "parent": parent, "children": [],
                 "rel": plan.get("Parent Relationship"), "subplan": plan.get("Subplan Name") or "",
@@ -223,6 +229,13 @@ def main():
     print("# Ground truth for node times, PostgreSQL %s\n" % major)
     print("Clock: %s. Default exact discipline (fasttime.ordered_reads): %s; "
           "mode floor is it again.\n" % (status, default_reads))
+    explained = [r for rs in runs.values() for r in rs if "plan" in r]
+    if explained:
+        unrounded = all("Shares Total Time" in r["plan"]["Plan"] for r in explained)
+        print("Node times: %s.\n" % (
+            "unrounded (bench/shares_explain.c)" if unrounded else
+            "EXPLAIN's per-loop averages (rounded to 0.001 ms) times loops, "
+            "off by up to 0.0005 ms a loop"))
     print("err: the target's inclusive time difference against the mode's own "
           "Execution Time difference; err_pl: against the plain run time "
           "difference; leak: own-time differences of every other node (of every "

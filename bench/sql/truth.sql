@@ -202,7 +202,7 @@ INSERT INTO truth_pairs(id, title, settings, target, base, work) VALUES
 ('append_member', 'an Append of two scans, the work in the second one''s filter', '', 'Seq Scan/orders',
  $q$SELECT count(*), sum(k) FROM (SELECT key AS k FROM lotsarows WHERE key >= 0 UNION ALL SELECT id FROM orders WHERE qty >= 0) s$q$,
  $q$SELECT count(*), sum(k) FROM (SELECT key AS k FROM lotsarows WHERE key >= 0 UNION ALL SELECT id FROM orders WHERE qty >= 0 AND md5(md5(id::text)) <> '') s$q$),
-('memoize_inner', 'a Memoize over a rescanned index scan (10,000 misses among 300,000 lookups), the work in the index scan''s filter (run on misses only; its leak is unreadable, EXPLAIN giving each of the Memoize''s 300,000 loops to 0.001 ms)',
+('memoize_inner', 'a Memoize over a rescanned index scan (10,000 misses among 300,000 lookups), the work in the index scan''s filter (run on misses only; before 18 its leak is unreadable, EXPLAIN giving each of the Memoize''s 300,000 loops to 0.001 ms; from 18 truth.sh reads unrounded times)',
  'enable_hashjoin=off;enable_mergejoin=off;enable_memoize=on;enable_material=off;enable_bitmapscan=off;enable_seqscan=off', 'Index Scan/c',
  $q$SELECT sum(c.region) FROM orders o JOIN customers c ON c.id = o.product_id AND truth_spin_imm(c.region * 0) WHERE o.id <= 300000$q$,
  $q$SELECT sum(c.region) FROM orders o JOIN customers c ON c.id = o.product_id AND truth_spin_imm(300 + c.region * 0) WHERE o.id <= 300000$q$),
