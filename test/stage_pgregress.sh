@@ -203,6 +203,18 @@ if [ "$refs" != stock ]; then
 	# a handful, or the comparison below would say little
 	t_ok $([ "$nunstable" -le 10 ] && echo 0 || echo 1) \
 		"stock: $nunstable result files of $nstock differ between two runs without fasttime, left out:$unstable"
+	# Left out as well, whether or not the two runs above agreed:
+	# stats_import selects * from pg_stats, which on 19 has a column the
+	# older suite does not know, tableid, an OID; OIDs depend on the order
+	# in which concurrent tests create objects, so it moves from run to
+	# run by itself (the two runs without fasttime agreed, a fasttime run
+	# read another OID: CI, 2026-12-05).
+	for b in stats_import.out; do
+		if [ -f "$work/stock/out/results/$b" ] && [[ $unstable != *" $b "* ]]; then
+			unstable+="$b "
+			echo "# left out as well: $b (it prints OIDs on this server; see the script)"
+		fi
+	done
 fi
 for r in $runs; do
 	nr=$(ls "$work/$r/out/results" 2>/dev/null | wc -l)
