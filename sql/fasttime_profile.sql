@@ -335,24 +335,40 @@ RESET auto_explain.log_timing;
 RESET auto_explain.log_nested_statements;
 RESET auto_explain.log_level;
 
--- the exact prefix takes no timer signal before the switch can first be
--- due, a quarter of profile_after: with profile_after = 8s, a query of
--- tens of milliseconds takes no tick (its first would come at 2 s).  The
--- queries are estimated at millions of node calls (a LIMIT over a
--- three-way cross join), so that they are profiled, not declined.
-SET fasttime.profile_after = '8s';
+-- the exact prefix takes no timer signal before a quarter of
+-- profile_after unless the plan is expected to pass its read bound: with
+-- profile_after = 30s, a query of tens of milliseconds estimated at about
+-- 3e7 node calls (a LIMIT over a three-way cross join; generate_series
+-- gives exact row estimates) takes no tick (its first would come at
+-- 7.5 s).  It is profiled, not declined: 3e7 calls lie between the read
+-- bound's hundredth and the read bound itself for any read from 1.3 to
+-- 125 ns.
+SET fasttime.profile_after = '30s';
 SELECT value::bigint AS ticks_before FROM fasttime_status() WHERE name = 'profile_ticks' \gset
 SELECT value::bigint AS declined_before FROM fasttime_status() WHERE name = 'profile_declined_queries' \gset
 DO $$
 DECLARE j json;
 BEGIN
-	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM (SELECT 1 FROM pg_class a, pg_class b, pg_class c LIMIT 100000) s' INTO j;
-	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM (SELECT 1 FROM pg_class a, pg_class b, pg_class c LIMIT 100000) s' INTO j;
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM (SELECT 1 FROM generate_series(1, 1000) a, generate_series(1, 100) b, generate_series(1, 100) c LIMIT 100000) s' INTO j;
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM (SELECT 1 FROM generate_series(1, 1000) a, generate_series(1, 100) b, generate_series(1, 100) c LIMIT 100000) s' INTO j;
 END $$;
 SELECT value::bigint - :ticks_before AS ticks_in_short_queries
 FROM fasttime_status() WHERE name = 'profile_ticks';
 SELECT value::bigint - :declined_before AS declined_big_estimates
 FROM fasttime_status() WHERE name = 'profile_declined_queries';
+-- a plan estimated far past the read bound (1e10 calls) takes its first
+-- tick after one interval, and its ticks come long before 7.5 s: a run of
+-- 2M rows through a nested loop, whose reads soon cost a quarter of its
+-- time, switches then (on 18 and later fasttime_explain_option shows
+-- the switch)
+SELECT value::bigint AS ticks_before FROM fasttime_status() WHERE name = 'profile_ticks' \gset
+DO $$
+DECLARE j json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM (SELECT 1 FROM generate_series(1, 100000) a, generate_series(1, 100000) b LIMIT 2000000) s' INTO j;
+END $$;
+SELECT value::bigint - :ticks_before > 0 AS ticks_in_a_long_plan
+FROM fasttime_status() WHERE name = 'profile_ticks';
 
 -- a plan estimated at a few node calls is not profiled: with neither
 -- frames nor a tick it is timed exactly from start to end (its reads cost

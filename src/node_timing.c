@@ -474,10 +474,13 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	qc->est_calls = est_calls;
 	qc->tsc = wrapped && ft_timer_is_tsc(timer);
 	if (wrapped && ft_timer_is_profiled(timer))
+	{
 		qc->prof = ft_prof_query_create(queryDesc->planstate,
 										queryDesc->estate->es_subplanstates,
 										max_id + 1, ft_timer_is_tsc(timer),
 										queryDesc->estate->es_query_cxt);
+		qc->prof->est_calls = est_calls;
+	}
 	if (qc->tsc)
 	{
 		qc->tsc_hz = ft_conv.hz;

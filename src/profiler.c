@@ -91,7 +91,9 @@ static int	ft_prof_stack_size = 0;
 static bool ft_prof_tsc = false;
 static uint64 ft_prof_run_start = 0;
 static uint64 ft_prof_threshold = 0;
-static double ft_prof_max_calls = 0;	/* the exact prefix's read bound */
+static double ft_prof_max_calls = 0;	/* calls whose reads cost after / 4 */
+static double ft_prof_call_reads = 0;	/* a call's two reads, clock units */
+static bool ft_prof_early = false;	/* its plan is expected to pass that */
 static volatile bool ft_prof_switched = false;
 static volatile uint64 ft_prof_switch_at = 0;	/* the clock at the switch */
 
@@ -629,20 +631,25 @@ ft_prof_lengthen(void)
 
 /*
  * Has the outermost run's exact prefix lasted fasttime.profile_after, or
- * its reads cost a quarter of that (so that on a slow clock its numbers
- * are not mostly the clock's own cost)?  Every call is then counted once,
- * either side of the switch; shorter runs stay exact throughout.  (Fault
- * builds: fasttime.fault_switch_at_return decides.)
+ * have its reads cost a quarter of its time so far (so that its numbers
+ * are not mostly the clock's own cost, and profiled timing is the cheaper
+ * by far)?  Every call is then counted once, either side of the switch;
+ * shorter runs, and runs whose reads stay a small part of their time, are
+ * exact throughout the prefix.  The reads are estimated: the calls made
+ * so far, two reads each, at the measured cost of a read.  (Fault builds:
+ * fasttime.fault_switch_at_return decides.)
  */
 static inline bool
 ft_prof_switch_due(uint64 now)
 {
+	uint64		elapsed = now - ft_prof_run_start;
+
 #ifdef FASTTIME_FAULT_INJECTION
 	if (ft_fault_switch_at_return != NULL && ft_fault_switch_at_return[0] != '\0')
 		return ft_prof_fault_switch_armed;
 #endif
-	return now - ft_prof_run_start >= ft_prof_threshold ||
-		ft_prof_calls_so_far() >= ft_prof_max_calls;
+	return elapsed >= ft_prof_threshold ||
+		4.0 * ft_prof_call_reads * ft_prof_calls_so_far() >= (double) elapsed;
 }
 
 /*
@@ -923,15 +930,25 @@ ft_prof_clock_is_tsc(void)
 
 /*
  * When the outermost run's first tick comes, in ms from its start.  Ticks
- * of the exact prefix only ask whether the switch is due, which cannot be
- * before a quarter of profile_after (the read bound costs that much), so
- * the first tick comes then, or after one interval if later: a shorter
- * query takes no signal, which matters for short queries back to back
- * (timeout.c leaves the interrupt pending when a timeout is disabled).
+ * of the exact prefix only ask whether the switch is due.  A plan that the
+ * planner expects to make more calls than those whose reads cost a quarter
+ * of profile_after (ft_prof_early) would end its prefix by reads anyway:
+ * its first tick comes after one interval, and it switches there if its
+ * reads have cost a quarter of its time so far, which saves most of the
+ * prefix on plans of many cheap calls (W1 on a kvm-clock guest: 3.5
+ * points of about 15, bench/results/2026-12-05e-kind-b).  Any other run's
+ * first tick comes after a quarter of profile_after, or after one interval
+ * if later: a shorter query takes no signal, which matters for short
+ * queries back to back (timeout.c leaves the interrupt pending when a
+ * timeout is disabled).  An estimate too high costs a plan a few signals
+ * before a quarter of profile_after, never its exact prefix: the switch
+ * still waits for the reads.
  */
 static int
 ft_prof_first_tick_ms(void)
 {
+	if (ft_prof_early)
+		return ft_prof_cur_ms;
 	return Max(ft_prof_cur_ms, ft_profile_after_ms / 4);
 }
 
@@ -981,9 +998,13 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 		ft_prof_threshold = ft_prof_tsc ?
 			(uint64) (ft_conv.hz / 1000.0 * ft_profile_after_ms) :
 			(uint64) ft_profile_after_ms * 1000000;
-		/* reads costing a quarter of the prefix: two a call */
+		/* a call's two reads, and the calls whose reads cost after / 4 */
+		ft_prof_call_reads = 2.0 * ft_prof_measure_read_ns(ft_prof_tsc);
 		ft_prof_max_calls = (double) ft_profile_after_ms * 1e6 / 4.0 /
-			(2.0 * ft_prof_measure_read_ns(ft_prof_tsc));
+			ft_prof_call_reads;
+		if (ft_prof_tsc)
+			ft_prof_call_reads *= ft_conv.hz / 1e9;
+		ft_prof_early = q->est_calls >= ft_prof_max_calls;
 		ft_prof_run_start = ft_prof_now(ft_prof_tsc);
 		ft_prof_last = ft_prof_run_start;
 		ft_prof_carved = 0;

@@ -168,27 +168,42 @@ fault_case('serial, jump forward 31 years at read 300', 'yes',
 # Each node-clock read takes 20 us, so a Seq Scan returning 20,000 rows
 # makes ~40,000 reads (0.8 s), within fasttime.profile_after = 2000 ms: a
 # prefix bounded by time alone would time every call exactly.  Bounded by
-# reads (a quarter of 2 s of reads at the measured 20 us a read: ~12,500
-# calls), the run switches to ticks part-way and the wrapper's exact start
-# reads stop short of the calls.  The plan's counts stay whole.
+# reads (the switch is due once the reads, at the measured 20 us a read,
+# have cost a quarter of the run so far), the run switches to ticks
+# part-way and the wrapper's exact start reads stop short of the calls.
+# When is the first tick?  The read bound is the calls whose reads cost a
+# quarter of profile_after (~12,500 here).  The scan is estimated at
+# 20,000 rows, past it: its first tick comes after one interval (1 ms),
+# which switches, a few dozen calls in.  A Function Scan of 20,000 rows
+# whose filter the planner guesses keeps a third is estimated below it:
+# its first tick comes at a quarter of profile_after (0.5 s), ~12,500
+# calls in.  The plans' counts stay whole.
 {
 	ft_sql($node, 'CREATE EXTENSION IF NOT EXISTS fasttime');
 	my $prof = "SET fasttime.clock_source = tsc; $serial SET fasttime.node_timing = profile;
 		SET fasttime.profile_after = 2000; SET fasttime.profile_interval = 1;";
-	my $q = "EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM ft WHERE g <= 20000;
-		SELECT value FROM fasttime_status() WHERE name = 'fault_wrapper_start_reads_ordered';";
+	my $reads = "SELECT value FROM fasttime_status() WHERE name = 'fault_wrapper_start_reads_ordered';";
+	my $q = "EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM ft WHERE g <= 20000; $reads";
+	my $q_low = "EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM generate_series(1, 20000) g WHERE g % 10 >= 0; $reads";
+	my $slow = "SET fasttime.fault_tick_amount_ns = 20000; SET fasttime.fault_tick_mode = slow;";
 	my ($rc, $out, $err) = ft_sql($node, "$prof $q");
 	my ($reads_fast) = $out =~ /\n(\d+)\s*$/;
 	ok($rc == 0 && defined $reads_fast && $reads_fast > 20000,
 		'profiled, fast clock, short run: every call timed exactly (' . ($reads_fast // '?') . ' start reads)')
 	  or diag($err);
-	($rc, $out, $err) = ft_sql($node, "$prof SET fasttime.fault_tick_amount_ns = 20000;
-		SET fasttime.fault_tick_mode = slow; $q");
+	($rc, $out, $err) = ft_sql($node, "$prof $slow $q");
 	my ($reads_slow) = $out =~ /\n(\d+)\s*$/;
-	ok($rc == 0 && defined $reads_slow && $reads_slow > 1000 && $reads_slow < 17000,
-		'profiled, slow clock: the exact prefix ends by reads, before profile_after (' . ($reads_slow // '?') . ' start reads of ~20,000 calls)')
+	ok($rc == 0 && defined $reads_slow && $reads_slow >= 1 && $reads_slow < 2000,
+		'profiled, slow clock, a plan estimated past the read bound: the exact prefix ends at the first tick, after one interval (' . ($reads_slow // '?') . ' start reads of ~20,000 calls)')
 	  or diag($err);
 	like($out, qr/"Actual Rows": 20000(?:\.0+)?,/, 'profiled, slow clock: the scan still counts every row');
+	($rc, $out, $err) = ft_sql($node, "$prof $slow $q_low");
+	my ($reads_low) = $out =~ /\n(\d+)\s*$/;
+	ok($rc == 0 && defined $reads_low && $reads_low > 1000 && $reads_low < 17000,
+		'profiled, slow clock, a plan estimated below the read bound: the exact prefix ends by reads at a quarter of profile_after (' . ($reads_low // '?') . ' start reads of ~20,000 calls)')
+	  or diag($err);
+	like($out, qr/"Plan Rows": 6667(?:\.0+)?,.*"Actual Rows": 20000(?:\.0+)?,/s,
+		'profiled, slow clock: the function scan, estimated at a third, still counts every row');
 }
 
 # profiled timing's switch landing between an exact call's test of its

@@ -229,6 +229,16 @@ $$;
 SELECT j ->> 'Node Timing' AS json_node_timing, (j ->> 'Profile Ticks')::int > 0 AS json_ticks,
 	   j ? 'Expected Error At 10 Percent' AS json_error
   FROM ft_eo_json_of('SELECT count(*) FROM ft_eo, pg_sleep(0.05)') j;
+-- a run of many cheap calls ends its exact prefix once its reads have
+-- cost a quarter of its time, at a tick that comes after one interval
+-- when the planner expects the read bound to be passed: with
+-- profile_after = 30s, 2M rows through a nested loop (about 0.1 s,
+-- estimated at 1e10 calls) switch within the first second
+SET fasttime.profile_after = '30s';
+SELECT j ->> 'Node Timing' AS many_calls_switch,
+	   (j ->> 'Exact Prefix')::float8 < 1000 AS prefix_short
+  FROM ft_eo_json_of('SELECT count(*) FROM (SELECT 1 FROM generate_series(1, 100000) a, generate_series(1, 100000) b LIMIT 2000000) s') j;
+SET fasttime.profile_after = 0;
 -- ticks lengthen as a run goes on: 250 ticks at 1 ms, then 2 ms ones up
 -- to fasttime.profile_interval_max (a run of about a second of waits);
 -- one interval when the longest is the first
