@@ -369,6 +369,18 @@ BEGIN
 END $$;
 SELECT value::bigint - :ticks_before > 0 AS ticks_in_a_long_plan
 FROM fasttime_status() WHERE name = 'profile_ticks';
+-- under auto_explain the same plan's first tick stays at a quarter of
+-- profile_after (7.5 s): short statements estimated high, back to back,
+-- would each leave a signal pending
+LOAD 'auto_explain';
+SET auto_explain.log_min_duration = '100s';
+SET auto_explain.log_analyze = on;
+SELECT value::bigint AS ticks_before FROM fasttime_status() WHERE name = 'profile_ticks' \gset
+SELECT count(*) FROM (SELECT 1 FROM generate_series(1, 100000) a, generate_series(1, 100000) b LIMIT 2000000) s;
+SELECT value::bigint - :ticks_before AS ticks_under_auto_explain
+FROM fasttime_status() WHERE name = 'profile_ticks';
+RESET auto_explain.log_min_duration;
+RESET auto_explain.log_analyze;
 
 -- a plan estimated at a few node calls is not profiled: with neither
 -- frames nor a tick it is timed exactly from start to end (its reads cost

@@ -479,7 +479,14 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 										queryDesc->estate->es_subplanstates,
 										max_id + 1, ft_timer_is_tsc(timer),
 										queryDesc->estate->es_query_cxt);
-		qc->prof->est_calls = est_calls;
+		/*
+		 * An EXPLAIN's estimate may bring its first tick forward
+		 * (ft_prof_first_tick_ms).  auto_explain's statements keep theirs
+		 * at a quarter of profile_after: a run that ends before a tick
+		 * leaves the timer's signal pending, and a stream of short
+		 * statements estimated high would take one every interval.
+		 */
+		qc->prof->est_calls = inside_explain() ? est_calls : 0.0;
 	}
 	if (qc->tsc)
 	{

@@ -930,19 +930,20 @@ ft_prof_clock_is_tsc(void)
 
 /*
  * When the outermost run's first tick comes, in ms from its start.  Ticks
- * of the exact prefix only ask whether the switch is due.  A plan that the
- * planner expects to make more calls than those whose reads cost a quarter
- * of profile_after (ft_prof_early) would end its prefix by reads anyway:
- * its first tick comes after one interval, and it switches there if its
- * reads have cost a quarter of its time so far, which saves most of the
- * prefix on plans of many cheap calls (W1 on a kvm-clock guest: 3.5
- * points of about 15, bench/results/2026-12-05e-kind-b).  Any other run's
- * first tick comes after a quarter of profile_after, or after one interval
- * if later: a shorter query takes no signal, which matters for short
- * queries back to back (timeout.c leaves the interrupt pending when a
- * timeout is disabled).  An estimate too high costs a plan a few signals
- * before a quarter of profile_after, never its exact prefix: the switch
- * still waits for the reads.
+ * of the exact prefix only ask whether the switch is due.  A plan under
+ * EXPLAIN that the planner expects to make more calls than those whose
+ * reads cost a quarter of profile_after (ft_prof_early; node_timing.c
+ * passes no estimate for other statements) would end its prefix by reads
+ * anyway: its first tick comes after one interval, and it switches there
+ * if its reads have cost a quarter of its time so far, which saves most
+ * of the prefix on plans of many cheap calls (W1 on a kvm-clock guest:
+ * 3.5 points of about 15, bench/results/2026-12-05e-kind-b).  Any other
+ * run's first tick comes after a quarter of profile_after, or after one
+ * interval if later: a shorter query takes no signal, which matters for
+ * short queries back to back (timeout.c leaves the interrupt pending when
+ * a timeout is disabled).  An estimate too high costs an EXPLAIN a few
+ * signals before a quarter of profile_after, never its exact prefix: the
+ * switch still waits for the reads.
  */
 static int
 ft_prof_first_tick_ms(void)

@@ -69,7 +69,7 @@ typedef struct FtProfQuery
 	double		sample_sq_ms;	/* the sum of its squares, ms^2 */
 	bool		switched;		/* its frames were profiled at some point */
 	double		exact_ms;		/* the outermost run's time at the switch */
-	double		est_calls;		/* the planner's node calls (0: unknown) */
+	double		est_calls;		/* estimated node calls (EXPLAIN's; else 0) */
 	int			interval_ms;	/* the settings it ran with */
 	int			after_ms;
 	FtInstrUnits units;			/* its times' unit; its frames point here */
