@@ -937,7 +937,7 @@ ft_prof_clock_is_tsc(void)
  * anyway: its first tick comes after one interval, and it switches there
  * if its reads have cost a quarter of its time so far, which saves most
  * of the prefix on plans of many cheap calls (W1 on a kvm-clock guest:
- * 3.5 points of about 15, bench/results/2026-12-05e-kind-b).  Any other
+ * 2-7 points of 15-20, bench/results/2026-12-05e-kind-b).  Any other
  * run's first tick comes after a quarter of profile_after, or after one
  * interval if later: a shorter query takes no signal, which matters for
  * short queries back to back (timeout.c leaves the interrupt pending when
