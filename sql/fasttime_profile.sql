@@ -417,6 +417,16 @@ SELECT value::bigint - :small_before >= 50 AS lookups_left_stock
 FROM fasttime_status() WHERE name = 'small_plans_left_stock';
 SELECT value::bigint - :ticks_before AS ticks_in_tiny_statements
 FROM fasttime_status() WHERE name = 'profile_ticks';
+-- a recursive CTE's steps are the planner's guess (31 rows here, for
+-- 1,000 steps): its plan is never declined as small
+SELECT value::bigint AS declined_before FROM fasttime_status() WHERE name = 'profile_declined_queries' \gset
+DO $$
+DECLARE j json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 1000) SELECT sum(n) FROM r' INTO j;
+END $$;
+SELECT value::bigint - :declined_before AS recursive_cte_declined
+FROM fasttime_status() WHERE name = 'profile_declined_queries';
 -- with no exact prefix every plan is profiled
 SET fasttime.profile_after = 0;
 SELECT value::bigint AS declined_before FROM fasttime_status() WHERE name = 'profile_declined_queries' \gset
