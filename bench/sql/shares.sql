@@ -17,7 +17,7 @@ SET max_parallel_workers_per_gather = 0;
 SET maintenance_work_mem = '512MB';
 
 DROP TABLE IF EXISTS shares_ints, shares_texts, shares_orders, shares_customers,
-	shares_mem, shares_shapes, shares_pairs;
+	shares_mem, shares_outer20, shares_shapes, shares_pairs;
 
 -- count(*), filter, arithmetic, parallel, CTE: 4M ints
 CREATE TABLE shares_ints(key int NOT NULL);
@@ -38,6 +38,9 @@ INSERT INTO shares_orders
 SELECT i, 1 + (i::bigint * 7919) % 100000, 1 + (i::bigint * 104729) % 2000, 1 + i % 9
 FROM generate_series(1, (1000000 * :scale)::int) i;
 CREATE INDEX shares_orders_customer ON shares_orders(customer_id);
+-- the nestloop_filter pair's outer side: 20 rows, materialized and
+-- rescanned for each customer
+CREATE TABLE shares_outer20 AS SELECT g AS k FROM generate_series(1, 20) g;
 
 -- memory-bound scan: 3M rows of ~100 bytes (~400 MB), an index on a
 -- random permutation of the rows: an index scan's heap fetches land on
@@ -48,7 +51,7 @@ SELECT i, ((i::bigint * 1000003) % (3000000 * :scale)::int)::int, i % 97, repeat
 FROM generate_series(1, (3000000 * :scale)::int) i;
 CREATE INDEX shares_mem_r ON shares_mem(r);
 
-VACUUM FREEZE ANALYZE shares_ints, shares_texts, shares_customers, shares_orders, shares_mem;
+VACUUM FREEZE ANALYZE shares_ints, shares_texts, shares_customers, shares_orders, shares_mem, shares_outer20;
 CHECKPOINT;
 
 -- The shapes, in report order.
@@ -134,7 +137,11 @@ INSERT INTO shares_shapes VALUES
 ('p_windowsort_base', 106, 'pair window_sort, base', 'work_mem=256MB',
  $q$SELECT count(*), sum(r) FROM (SELECT sum(o.id) OVER (PARTITION BY o.g ORDER BY o.id) AS r FROM shares_orders o WHERE o.qty >= 0) s$q$),
 ('p_windowsort_work', 107, 'pair window_sort, work: md5 in the scan below the Sort', 'work_mem=256MB',
- $q$SELECT count(*), sum(r) FROM (SELECT sum(o.id) OVER (PARTITION BY o.g ORDER BY o.id) AS r FROM shares_orders o WHERE o.qty >= 0 AND md5(md5(o.id::text)) <> '') s$q$);
+ $q$SELECT count(*), sum(r) FROM (SELECT sum(o.id) OVER (PARTITION BY o.g ORDER BY o.id) AS r FROM shares_orders o WHERE o.qty >= 0 AND md5(md5(o.id::text)) <> '') s$q$),
+('p_nlfilter_base', 108, 'pair nestloop_filter, base', 'enable_hashjoin=off;enable_mergejoin=off;enable_material=on;enable_memoize=off',
+ $q$SELECT count(*) FROM shares_outer20 a JOIN shares_customers b ON b.region + a.k >= 0$q$),
+('p_nlfilter_work', 109, 'pair nestloop_filter, work: float math in the join filter', 'enable_hashjoin=off;enable_mergejoin=off;enable_material=on;enable_memoize=off',
+ $q$SELECT count(*) FROM shares_outer20 a JOIN shares_customers b ON b.region + a.k >= 0 AND ln((b.id + a.k)::float8) >= 0 AND sqrt((b.id + a.k)::float8) >= 0$q$);
 
 -- pairs: a title, the base and the work shape, and the target: the plan
 -- node (its label in the report, a prefix) whose subtree holds the work
@@ -144,7 +151,8 @@ INSERT INTO shares_pairs VALUES
 ('leaf_qual', 'cheap work on every row in a leaf''s qual (the control)', 'p_leaf_base', 'p_leaf_work', 'Seq Scan'),
 ('mem_leaf', 'memory latency in a leaf''s short calls', 'p_memleaf_base', 'p_memleaf_work', 'Seq Scan'),
 ('hash_probe', 'a hash join''s probe side, the work in its scan', 'p_hashprobe_base', 'p_hashprobe_work', 'Seq Scan on shares_orders'),
-('window_sort', 'a running sum over a sort, the work in the scan below the Sort', 'p_windowsort_base', 'p_windowsort_work', 'Seq Scan');
+('window_sort', 'a running sum over a sort, the work in the scan below the Sort', 'p_windowsort_base', 'p_windowsort_work', 'Seq Scan'),
+('nestloop_filter', 'a nested loop''s join filter over 2M pairs (a Materialize of 20 rows rescanned for each of 100k rows), the work in the filter', 'p_nlfilter_base', 'p_nlfilter_work', 'Nested Loop');
 
 SELECT relname, pg_size_pretty(pg_relation_size(oid)) AS size
 FROM pg_class WHERE relname LIKE 'shares\_%' AND relkind = 'r'
