@@ -6,7 +6,7 @@
 #
 #   PG_CONFIG=... bench/lean_pair.sh "A.so B.so [...]" PORT ALTERNATIONS ROUNDS "ITEMS" OUT
 #
-# Data: bench/sql/setup.sql with lotsarows 5M rows (W1) and smaller join
+# Data: bench/sql/setup.sql with lotsarows 5M rows (W1; FT_LEAN_ROWS) and smaller join
 # and wide tables than bench/clock_cost.sh's (FT_LEAN_ORDERS, default
 # 200000 orders; 20000 customers, 2000 products, FT_LEAN_WIDE 20000 wide
 # rows), so that a round takes seconds.  Items (workload/mode):
@@ -23,8 +23,10 @@
 #                   log_nested_statements; nothing logged)
 # Every item runs with fasttime.clock_source = try_tsc and
 # fasttime.node_timing = exact where the build has it (exact timing,
-# ordered reads).  Each round runs every item once; each alternation runs
-# ROUNDS rounds per build.  The report gives, per item, the median over
+# ordered reads), or FT_LEAN_NODE_TIMING (profile: profiled timing).
+# The builds' file names must differ (the report names them so).  Each
+# round runs every item once; each alternation runs ROUNDS rounds per
+# build.  The report gives, per item, the median over
 # (alternation, round) pairs of each build's time over the first build's
 # in the same alternation and round, with the quartiles and the extremes,
 # and the first build's median ms.  Raw lines (so alt round item ms) go to
@@ -38,7 +40,7 @@ set -- $SOS
 ft_cluster_start $D "$P" "shared_preload_libraries = '$1,auto_explain'" "jit = off" "autovacuum = off" \
 	"shared_buffers = '1GB'" "max_parallel_workers_per_gather = 0" "log_min_messages = warning" >/dev/null || exit 1
 trap 'ft_cluster_stop $D' EXIT
-ft_psql $D "$P" -q -v rows=5000000 -v orders="${FT_LEAN_ORDERS:-200000}" -v customers=20000 \
+ft_psql $D "$P" -q -v rows="${FT_LEAN_ROWS:-5000000}" -v orders="${FT_LEAN_ORDERS:-200000}" -v customers=20000 \
 	-v products=2000 -v wide="${FT_LEAN_WIDE:-20000}" -f bench/sql/setup.sql >/dev/null || exit 1
 ft_psql $D "$P" -q -f bench/sql/harness.sql >/dev/null || exit 1
 ft_psql $D "$P" -q -c "CREATE TABLE a AS SELECT g, g % 50 AS k FROM generate_series(1, 200000) g" \
@@ -70,9 +72,9 @@ item_sql() {
 		s="SET auto_explain.log_min_duration = '100s'; SET auto_explain.log_nested_statements = on; SET auto_explain.log_analyze = on; SET auto_explain.log_buffers = on;" ;;
 	esac
 	echo "RESET ALL; SET fasttime.clock_source = try_tsc; $s"
-	# exact timing whatever the build's default (a build without
-	# fasttime.node_timing has exact timing only)
-	echo "SELECT set_config(name, 'exact', false) FROM pg_settings WHERE name = 'fasttime.node_timing' \\g /dev/null"
+	# exact timing (or FT_LEAN_NODE_TIMING) whatever the build's default
+	# (a build without fasttime.node_timing has exact timing only)
+	echo "SELECT set_config(name, '${FT_LEAN_NODE_TIMING:-exact}', false) FROM pg_settings WHERE name = 'fasttime.node_timing' \\g /dev/null"
 	echo "SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint AS s0 \\gset"
 	printf '%s \\g /dev/null\n' "$(echo "$q" | tr '\n' ' ')"
 	echo "SELECT 'M', :r, '$1', split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint - :s0;"
