@@ -1024,6 +1024,9 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 	/* no tick between here and the end of the mode change */
 	ft_prof_busy = 1;
 	pg_compiler_barrier();
+	/* frames made exact below: the fast path's gate shut first */
+	ft_prof_gate = FT_FRAME_NONE;
+	pg_compiler_barrier();
 	/* the unit its nodes' times are written in (node_timing.c set it) */
 	q->units = ft_instr_units;
 	for (int j = 0; j < q->nframes; j++)
@@ -1099,6 +1102,7 @@ ft_prof_reset(void)
 	ft_prof_nframes = 0;
 	ft_prof_depth = 0;
 	ft_prof_suspended = 0;
+	ft_prof_gate = FT_FRAME_NONE;
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
 	if (ft_prof_registered && get_timeout_active(ft_prof_timeout))

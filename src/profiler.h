@@ -80,12 +80,17 @@ extern FT_HIDDEN volatile sig_atomic_t ft_prof_busy;
 
 /*
  * The profiled fast path's gate: FT_FRAME_PROFILED only while no frame on
- * the chain is exact, so a call with a profiled frame may take that path
- * without looking at its callers.  An exact call shuts it before its
- * frame is linked (or made exact); ft_prof_gate_open reopens it.  The tick
- * never makes a frame exact; it shuts the gate only to send the next call
- * to the slow path, to re-arm or resume it.  Shutting is always safe, and
- * an opening under way sees a shutting it undid once the gate is open.
+ * the chain is exact and every frame on a fast wrapper is profiled, so a
+ * call on that wrapper may take the fast path testing the gate alone
+ * (neither its own frame nor its callers').  An exact call shuts it
+ * before its frame is linked (or made exact), and so does a run's start
+ * (ft_prof_enter), which makes its frames exact until the switch unless
+ * the switch is past; only a profiled frame's slow path opens it again
+ * (ft_prof_gate_open), and a frame moves to a fast wrapper only when
+ * profiled.  The tick never makes a frame exact; it shuts the gate only
+ * to send the next call to the slow path, to re-arm or resume it.
+ * Shutting is always safe, and an opening under way sees a shutting it
+ * undid once the gate is open.
  */
 extern FT_HIDDEN volatile uint8 ft_prof_gate;
 
