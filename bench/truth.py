@@ -27,6 +27,9 @@ round's figure, not the result:
 Rows and loops of every node must be the same in every run of a pair, and
 the base and work plans must have the same shape; a pair where they are
 not is reported as such and not judged.
+  alone    (mode alone, for the pairs that have one) the same work in the
+           target's scan under a bare count(*): the pair's plain difference
+           against it, per round, says whether the plain query is additive
   se       the standard error of err's median, from the spread of the
            per-round figures (interquartile range / 1.349 as the standard
            deviation, times 1.253 / sqrt(rounds)): err's own noise, mostly
@@ -219,7 +222,7 @@ def main():
             else:
                 r["exec"] = r["ms"]
             runs[(r["pair"], r["mode"], r["which"])].append(r)
-    order = [m for m in ("plain", "stock", "off", "start", "on",
+    order = [m for m in ("plain", "alone", "stock", "off", "start", "on",
                          "profile", "profile1", "profile8", "profile2", "profile5",
                          "profile_cg", "floor") if m in modes]
     # modes of older runs that this script no longer names, after the rest
@@ -260,12 +263,25 @@ def main():
                      " (**under 100 ms**)" if dplain < 100 else ""))
         else:
             print("Target: %s. Plain runs: not in this run (--modes without plain).\n" % target)
+        pa = paired(runs.get((pid, "alone", "base"), []), runs.get((pid, "alone", "work"), []))
+        if pa:
+            dalone = median([w["exec"] - b["exec"] for b, w in pa])
+            line = "Alone (the target's scan under a bare count(*)): difference %.1f ms" % dalone
+            da = {b["round"]: w["exec"] - b["exec"] for b, w in pa}
+            ratios = [(w["exec"] - b["exec"]) / da[b["round"]] for b, w in pp
+                      if da.get(b["round"], 0) > 0]
+            if ratios:
+                q1, q3 = quartiles(ratios)
+                line += ("; the plain difference against it %.3f (per round, median; "
+                         "quartiles %.3f-%.3f): above 1, the work costs more inside the "
+                         "plan than alone" % (median(ratios), q1, q3))
+            print(line + ".\n")
         print("| mode | base ms | dExec ms | target d ms | err | se | err_pl | leak | c>p | counts |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         ref_shape = None
         ref_counts = {}
         for mode in order:
-            if mode == "plain":
+            if mode in ("plain", "alone"):
                 continue
             b = runs.get((pid, mode, "base"), [])
             w = runs.get((pid, mode, "work"), [])

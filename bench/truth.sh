@@ -22,6 +22,9 @@
 # (the pair's settings and the mode's are transaction-local).  Round 0 is a
 # warm-up.  Modes (--modes, any of):
 #   plain     the queries without EXPLAIN: the runtime difference itself
+#   alone     for the pairs that have one (truth.sql), the same work in the
+#             target's scan under a bare count(*), without EXPLAIN: whether
+#             the plain query is additive (its difference against this)
 #   stock     fasttime.clock_source = clock_gettime, node_timing = exact
 #             (stock instrumentation)
 #   off       exact timing, plain TSC reads (fasttime.ordered_reads = off)
@@ -107,7 +110,7 @@ have_profile=$(bpsql -At -c "SELECT count(*) FROM pg_settings WHERE name = 'fast
 # the SET LOCAL commands of a mode, and the function that runs it
 mode_sets() {
 	case $1 in
-		plain | stock) echo "SET LOCAL fasttime.clock_source = clock_gettime;" ;;
+		plain | alone | stock) echo "SET LOCAL fasttime.clock_source = clock_gettime;" ;;
 		off | on) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.ordered_reads = $1;" ;;
 		floor) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.ordered_reads = $default_reads;" ;;
 		profile) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile;" ;;
@@ -118,7 +121,7 @@ mode_sets() {
 		profile_cg) echo "SET LOCAL fasttime.clock_source = clock_gettime; SET LOCAL fasttime.node_timing = profile;" ;;
 		*) echo "bench/truth.sh: unknown mode $1" >&2; return 1 ;;
 	esac
-	if [ "$1" != plain ] && [[ "$1" != profile* ]] && [ "$have_profile" = 1 ]; then
+	if [ "$1" != plain ] && [ "$1" != alone ] && [[ "$1" != profile* ]] && [ "$have_profile" = 1 ]; then
 		echo "SET LOCAL fasttime.node_timing = exact;"
 	fi
 }
@@ -133,6 +136,8 @@ for m in "${mode_list[@]}"; do
 done
 read -r -a mode_list <<<"${mode_list[*]}"
 
+alone_pairs=" $(bpsql -At -c "SELECT string_agg(id, ' ') FROM truth_pairs WHERE alone_base IS NOT NULL") "
+
 raw=$out/truth-pg$major.jsonl
 : >"$raw"
 nmodes=${#mode_list[@]}
@@ -141,13 +146,18 @@ for ((r = 0; r <= rounds; r++)); do
 		for ((i = 0; i < nmodes; i++)); do
 			mode=${mode_list[$(((i + r) % nmodes))]}
 			fn=truth_explain
+			col=
 			[ "$mode" = plain ] && fn=truth_plain
+			if [ "$mode" = alone ]; then
+				[[ "$alone_pairs" == *" $p "* ]] || continue
+				fn=truth_plain col=alone_
+			fi
 			# base first in even rounds, work first in odd ones
 			if ((r % 2 == 0)); then order="base work"; else order="work base"; fi
 			for which in $order; do
 				printf '%s\n' "$load_sql" "BEGIN;" "$(mode_sets "$mode")" \
 					"SELECT bench_apply_settings(settings) FROM truth_pairs WHERE id = '$p';" \
-					"SELECT jsonb_build_object('pair', id, 'mode', '$mode', 'round', $r, 'which', '$which') || $fn($which) FROM truth_pairs WHERE id = '$p';" \
+					"SELECT jsonb_build_object('pair', id, 'mode', '$mode', 'round', $r, 'which', '$which') || $fn($col$which) FROM truth_pairs WHERE id = '$p';" \
 					"COMMIT;" |
 					bpsql -At | grep '^{' >>"$raw.tmp" || { echo "truth: $p $mode $which failed" >&2; exit 1; }
 			done

@@ -233,6 +233,35 @@ INSERT INTO truth_pairs(id, title, settings, target, base, work) VALUES
  $q$SELECT count(*), sum(k) FROM (SELECT key % 1000 AS k FROM lotsarows WHERE key % 4 = 0 ORDER BY key % 1000, key OFFSET 0) s$q$,
  $q$SELECT count(*), sum(k) FROM (SELECT key % 1000 AS k FROM lotsarows WHERE key % 4 = 0 AND md5(md5(md5(key::text))) <> '' ORDER BY key % 1000, key OFFSET 0) s$q$);
 
+-- The work of some pairs again, in the target's scan alone: the scan under
+-- a bare count(*), with and without the same qual (bench/truth.sh's mode
+-- "alone").  A pair's plain run time difference against this one says
+-- whether the plain query is additive: above 1, the work costs more inside
+-- the plan than by itself (another node's own time grows with it, say a
+-- parent's memory-bound inserts or probes now interleaved with it), and no
+-- truthful mode can read all of the pair's difference on the target.
+ALTER TABLE truth_pairs ADD COLUMN alone_base text, ADD COLUMN alone_work text;
+UPDATE truth_pairs SET
+	alone_base = $q$SELECT count(*) FROM truth_dim d WHERE d.grp >= 0$q$,
+	alone_work = $q$SELECT count(*) FROM truth_dim d WHERE d.grp >= 0 AND md5(md5(md5(md5(d.pad)))) <> ''$q$
+	WHERE id IN ('hash_build', 'sort_build');
+UPDATE truth_pairs SET
+	alone_base = $q$SELECT count(*) FROM truth_fact f WHERE f.id >= 0$q$,
+	alone_work = $q$SELECT count(*) FROM truth_fact f WHERE f.id >= 0 AND md5(md5(md5(f.id::text))) <> ''$q$
+	WHERE id = 'hash_probe';
+UPDATE truth_pairs SET
+	alone_base = $q$SELECT count(*) FROM truth_dim d WHERE d.grp >= 0$q$,
+	alone_work = $q$SELECT count(*) FROM truth_dim d WHERE d.grp >= 0 AND md5(md5(d.pad)) <> ''$q$
+	WHERE id = 'window_sort';
+UPDATE truth_pairs SET
+	alone_base = $q$SELECT count(*) FROM customers WHERE id >= 0$q$,
+	alone_work = $q$SELECT count(*) FROM customers WHERE id >= 0 AND md5(md5(md5(md5(md5(id::text))))) <> ''$q$
+	WHERE id = 'material_inner';
+UPDATE truth_pairs SET
+	alone_base = $q$SELECT count(*) FROM orders WHERE qty >= 0$q$,
+	alone_work = $q$SELECT count(*) FROM orders WHERE qty >= 0 AND md5(md5(id::text)) <> ''$q$
+	WHERE id = 'append_member';
+
 -- One EXPLAIN (ANALYZE, FORMAT JSON) of a statement, with its run time as
 -- measured around it in the backend (clock_timestamp).
 CREATE OR REPLACE FUNCTION truth_explain(stmt text)
