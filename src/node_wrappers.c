@@ -167,6 +167,33 @@ ft_prof_call_is_special(PlanState *node, FtProfFrame *pf)
 		(pf->core_child && ft_prof_core_will_run(node));
 }
 
+/*
+ * A profiled query's node, on the wrappers of the clock its query began
+ * on, called in a run on the other clock: a cursor declared under one
+ * fasttime.clock_source and fetched inside a profiled query begun under
+ * the other.  The run compares a call's readings with its own (the tick's
+ * "now" with a call's start), so the node moves to the same wrapper on the
+ * run's clock, as a node whose frame changed modes moves to the other
+ * mode's; a later run on the first clock moves it back.  Its time adds up
+ * in its query's units either way (each query's hold both conversions).
+ */
+static pg_noinline TupleTableSlot *
+ft_prof_reclock(PlanState *node, bool profiled)
+{
+	FtProfFrame *pf = ft_prof_frame_of(node);
+	bool		tsc = ft_prof_tsc;
+	FtTimer		timer;
+
+	if (!profiled)
+		timer = tsc ? FT_TIMER_PROF_PHASE_TSC : FT_TIMER_PROF_PHASE_CLOCK_GETTIME;
+	else if (pf->core_child || pf->build != NULL)
+		timer = tsc ? FT_TIMER_PROF_CORE_TSC : FT_TIMER_PROF_CORE_CLOCK_GETTIME;
+	else
+		timer = tsc ? FT_TIMER_PROF_TSC : FT_TIMER_PROF_CLOCK_GETTIME;
+	node->ExecProcNode = ft_method(node, timer);
+	return node->ExecProcNode(node);
+}
+
 /* the out-of-line profiled body: ft_wrap_prof, profiled */
 typedef TupleTableSlot *(*FtProfSlowFn) (PlanState *node, bool tsc, bool buf,
 										 bool wal);
@@ -203,6 +230,8 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		own->mode = own_mode;
 		return result;
 	}
+	if (unlikely(tsc != ft_prof_tsc))
+		return ft_prof_reclock(node, profiled);
 	if (unlikely(pf->mode != (profiled ? FT_FRAME_PROFILED : FT_FRAME_EXACT)))
 	{
 		FtTimer		other;
@@ -370,6 +399,7 @@ ft_prof_resume_passing(TupleTableSlot *result)
  * counted before the unlink: with all of the call's bookkeeping after
  * it, a parent over short calls read up to 7 points more than perf's
  * picture of the plain query gives it (bench/results/2026-12-05c-kind-a).
+ * A loop's first-tuple time comes after it, as in ft_wrap_prof.
  */
 static pg_attribute_always_inline TupleTableSlot *
 ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
@@ -402,6 +432,13 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 
 	save_tuplecount = instr->tuplecount;
 	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;
+	ft_chain_unlink(uf);
+
+	/*
+	 * The first-tuple time once the frame is off the chain: a tick adds to
+	 * the counter while it is on, and before 16 the counter is two words,
+	 * which a tick between their loads would tear by a second.
+	 */
 	if (!instr->running)
 	{
 		instr->running = true;
@@ -410,9 +447,9 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 	else if (instr->async_mode && save_tuplecount < 1.0)
 		ft_instr_set_firsttuple(instr);
 
-	ft_chain_unlink(uf);
+	/* (the run's clock: this node's wrapper may be another's, see above) */
 	if (core && unlikely(pf->build != NULL && TupIsNull(result)))
-		ft_prof_build_unlink(pf->build, tsc);
+		ft_prof_build_unlink(pf->build, ft_prof_tsc);
 	return result;
 }
 

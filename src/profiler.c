@@ -88,7 +88,7 @@ static int	ft_prof_depth = 0;
 static int	ft_prof_stack_size = 0;
 
 /* the outermost run: its clock, start, threshold, and whether it switched */
-static bool ft_prof_tsc = false;
+FT_HIDDEN bool ft_prof_tsc = false;
 static uint64 ft_prof_run_start = 0;
 static uint64 ft_prof_threshold = 0;
 static double ft_prof_max_calls = 0;	/* calls whose reads cost after / 4 */

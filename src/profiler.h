@@ -94,6 +94,14 @@ extern FT_HIDDEN volatile sig_atomic_t ft_prof_busy;
  */
 extern FT_HIDDEN volatile uint8 ft_prof_gate;
 
+/*
+ * The clock of the outermost profiled run (true: the TSC), which every
+ * reading compared within the run must be on.  A query begun inside the
+ * run takes it; one begun outside (a cursor) and run inside may be on the
+ * other, and its wrappers then move to this one (node_wrappers.c).
+ */
+extern FT_HIDDEN bool ft_prof_tsc;
+
 /* the frames of the query running now */
 extern FT_HIDDEN FtProfFrame **ft_prof_frames;
 extern FT_HIDDEN uint32 ft_prof_nframes;
