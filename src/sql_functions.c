@@ -281,10 +281,13 @@ ft_get_duration(FunctionCallInfo fcinfo, int argno, double *duration)
 /*
  * Which sources to measure, into sources[]: the named one, which must be
  * usable here, or with NULL every usable one (the TSC even where auto does
- * not choose it: the point is to compare).  Returns how many.
+ * not choose it: the point is to compare).  Returns how many.  tick_too:
+ * the caller also takes 'profile_tick' (fasttime_overhead), which the
+ * error for an unknown name then lists.
  */
 static int
-ft_get_sources(FunctionCallInfo fcinfo, int argno, FtSource *sources)
+ft_get_sources(FunctionCallInfo fcinfo, int argno, FtSource *sources,
+			   bool tick_too)
 {
 	char		why[256];
 	char	   *name;
@@ -320,6 +323,8 @@ ft_get_sources(FunctionCallInfo fcinfo, int argno, FtSource *sources)
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown clock source \"%s\"", name),
+			 tick_too ?
+			 errdetail("Valid sources are \"clock_gettime\", \"tsc\", \"tsc_ordered\" and \"profile_tick\".") :
 			 errdetail("Valid sources are \"clock_gettime\", \"tsc\" and \"tsc_ordered\"."),
 			 errhint("Pass NULL to measure every source usable on this machine.")));
 	return 0;					/* keep compiler quiet */
@@ -392,7 +397,7 @@ typedef void (*FtEmitRows) (ReturnSetInfo *rsinfo, FtSource source,
  * and let emit turn each run into rows.
  */
 static void
-ft_measure_sources(FunctionCallInfo fcinfo, FtEmitRows emit)
+ft_measure_sources(FunctionCallInfo fcinfo, FtEmitRows emit, bool tick_too)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	FtSource	sources[FT_NUM_SOURCES];
@@ -402,7 +407,7 @@ ft_measure_sources(FunctionCallInfo fcinfo, FtEmitRows emit)
 	InitMaterializedSRF(fcinfo, 0);
 	if (!ft_get_duration(fcinfo, 0, &duration))
 		return;
-	nsources = ft_get_sources(fcinfo, 1, sources);
+	nsources = ft_get_sources(fcinfo, 1, sources, tick_too);
 
 	for (int i = 0; i < nsources; i++)
 	{
@@ -450,7 +455,7 @@ ft_histogram_rows(ReturnSetInfo *rsinfo, FtSource source,
 Datum
 fasttime_histogram(PG_FUNCTION_ARGS)
 {
-	ft_measure_sources(fcinfo, ft_histogram_rows);
+	ft_measure_sources(fcinfo, ft_histogram_rows, false);
 	PG_RETURN_VOID();
 }
 
@@ -572,7 +577,7 @@ fasttime_overhead(PG_FUNCTION_ARGS)
 			ft_tick_row((ReturnSetInfo *) fcinfo->resultinfo);
 		PG_RETURN_VOID();
 	}
-	ft_measure_sources(fcinfo, ft_overhead_row);
+	ft_measure_sources(fcinfo, ft_overhead_row, true);
 	PG_RETURN_VOID();
 }
 
@@ -752,7 +757,10 @@ ft_read_monotonic_raw_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	if (clock_gettime(CLOCK_MONOTONIC_RAW, &ts) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("could not read CLOCK_MONOTONIC_RAW: %m")));
 	return (int64) ts.tv_sec * FT_NS_PER_SEC + ts.tv_nsec;
 }
 
