@@ -238,7 +238,8 @@ INSERT INTO truth_pairs(id, title, settings, target, base, work) VALUES
 -- "alone").  A pair's plain run time difference against this one says
 -- whether the plain query is additive: above 1, the work costs more inside
 -- the plan than by itself (another node's own time grows with it, say a
--- parent's memory-bound inserts or probes now interleaved with it), and no
+-- parent's memory-bound inserts, probes or tuplestore writes now
+-- interleaved with it), and no
 -- truthful mode can read all of the pair's difference on the target.
 ALTER TABLE truth_pairs ADD COLUMN alone_base text, ADD COLUMN alone_work text;
 UPDATE truth_pairs SET
@@ -260,7 +261,7 @@ UPDATE truth_pairs SET
 UPDATE truth_pairs SET
 	alone_base = $q$SELECT count(*) FROM orders WHERE qty >= 0$q$,
 	alone_work = $q$SELECT count(*) FROM orders WHERE qty >= 0 AND md5(md5(id::text)) <> ''$q$
-	WHERE id = 'append_member';
+	WHERE id IN ('append_member', 'cte_twice');
 
 -- One EXPLAIN (ANALYZE, FORMAT JSON) of a statement, with its run time as
 -- measured around it in the backend (clock_timestamp).

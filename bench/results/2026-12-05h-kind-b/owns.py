@@ -10,7 +10,7 @@ def nodes(p, out, path=""):
     return out
 by = collections.defaultdict(dict)
 for r in rows:
-    if r["mode"] == "plain" or r["round"] == 0: continue
+    if "plan" not in r or r["round"] == 0: continue
     by[(r["mode"], r["round"])][r["which"]] = (r["plan"]["Execution Time"], nodes(r["plan"]["Plan"], {}))
 for mode in sorted(set(m for m, _ in by)):
     diffs = collections.defaultdict(list); dex = []
