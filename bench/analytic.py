@@ -58,6 +58,11 @@ MODES = {
               "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
     "profile": ("SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile;",
                 "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
+    # what a user gets: clock_source and node_timing at their defaults
+    # (auto, profile): profiled timing with clock_gettime() where auto
+    # refuses the TSC
+    "default": ("SET LOCAL fasttime.clock_source = auto; SET LOCAL fasttime.node_timing TO DEFAULT;",
+                "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
     # profile with a shorter exact prefix, and with ticks of 2 ms from the start
     "profile_a5": ("SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; "
                    "SET LOCAL fasttime.profile_after = 5;",
@@ -66,13 +71,14 @@ MODES = {
                    "SET LOCAL fasttime.profile_interval = 2;",
                    "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
 }
-ORDER = ["plain", "timing_off", "stock", "exact", "profile", "profile_a5", "profile_i2"]
+ORDER = ["plain", "timing_off", "stock", "exact", "profile", "default", "profile_a5", "profile_i2"]
 TITLES = {
     "plain": "plain (no EXPLAIN)",
     "timing_off": "EXPLAIN ANALYZE, TIMING OFF",
     "stock": "stock (`clock_gettime`)",
     "exact": "exact (TSC)",
     "profile": "profile (TSC)",
+    "default": "default (`auto`, node_timing's default)",
     "profile_a5": "profile, `profile_after = 5`",
     "profile_i2": "profile, `profile_interval = 2`",
 }

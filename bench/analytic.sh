@@ -15,6 +15,9 @@
 #               bench/truth.sh's stock)
 #   exact       the same, clock_source = try_tsc, node_timing = exact
 #   profile     the same, clock_source = try_tsc, node_timing = profile
+#   default     the same, clock_source = auto, node_timing at its default
+#               (what a user gets: profiled, clock_gettime() where auto
+#               refuses the TSC)
 #   profile_a5  profile with profile_after = 5 (a shorter exact prefix)
 #   profile_i2  profile with profile_interval = 2 (ticks of 2 ms, then 4)
 #
