@@ -73,8 +73,10 @@ void		_PG_init(void);
  * the facts calibrates for up to ~100 ms.  So they are detected only where
  * a DBA expects the answer at once: at server start when preloaded (a bad
  * "tsc" stops the server, as huge_pages = on does), for a SET statement of
- * its own (PGC_S_SESSION with no snapshot), and for DDL that stores the
- * value (PGC_S_TEST).  Elsewhere a "tsc" not yet confirmable is accepted,
+ * its own (PGC_S_SESSION with no snapshot), for DDL that stores the value
+ * (PGC_S_TEST), and for ALTER SYSTEM (PGC_S_FILE inside a transaction; a
+ * reload of the file is processed between transactions).  Elsewhere a
+ * "tsc" not yet confirmable is accepted,
  * and the first query to time with it finds out and uses clock_gettime.
  * Parallel workers accept what their leader checked.
  */
@@ -89,7 +91,8 @@ check_clock_source(int *newval, void **extra, GucSource source)
 	if (!ft_facts_detected() &&
 		!process_shared_preload_libraries_in_progress &&
 		source != PGC_S_TEST &&
-		!(source == PGC_S_SESSION && !ActiveSnapshotSet()))
+		!(source == PGC_S_SESSION && !ActiveSnapshotSet()) &&
+		!(source == PGC_S_FILE && IsTransactionState()))
 		return true;
 
 	d = ft_get_decision(FT_SETTING_TSC);

@@ -64,6 +64,16 @@ unlike($err, qr/NOTICE|WARNING/, 'their SET clauses draw no NOTICE');
 ok(@d == 1 && ($rc == 0 || $err =~ /cannot be "tsc" on this machine/),
 	'an interactive SET fasttime.clock_source = tsc detects the facts, to refuse it at once if need be')
   or diag($err);
+# ALTER SYSTEM stores the value for every later session and the next
+# start, where a refused "tsc" would stop a preloading server: it detects
+# the facts too, to refuse it now
+($rc, $out, $err) = ft_sql($node, "SET client_min_messages = debug1; LOAD 'fasttime';
+	ALTER SYSTEM SET fasttime.clock_source = tsc;");
+@d = $err =~ /$detect_re/g;
+ok(@d == 1 && ($rc == 0 || $err =~ /cannot be "tsc" on this machine/),
+	'ALTER SYSTEM SET fasttime.clock_source = tsc after LOAD detects the facts, to refuse it at once if need be')
+  or diag($err);
+ft_sql($node, 'ALTER SYSTEM RESET fasttime.clock_source;');
 ft_sql($node, 'DROP FUNCTION f_tsc(); DROP FUNCTION f_try();');
 if ($status ne 'tsc')
 {

@@ -152,6 +152,16 @@ test_decision(void)
 	ok(ft_tsc_usable(&f, why, sizeof(why)) && has(why, "invariant TSC"),
 	   "healthy: TSC usable (%s)", why);
 	check_decision("healthy", &f, FT_SETTING_AUTO, FT_CHOICE_TSC, false, "auto chose the TSC");
+	/* both costs quoted: the plain read decides, nodes pay the ordered one */
+	check_decision("healthy", &f, FT_SETTING_AUTO, FT_CHOICE_TSC, false,
+				   "12.0 ns ordered, as exact timing reads it");
+	f.ns_per_read_tsc_ordered = 0;
+	check_decision("healthy, ordered read unmeasured", &f, FT_SETTING_AUTO,
+				   FT_CHOICE_TSC, false, "ns versus");
+	ft_decide(&f, FT_SETTING_AUTO, &d);
+	ok(!has(d.reason, "ordered"),
+	   "healthy, ordered read unmeasured: no ordered figure quoted (%s)", d.reason);
+	good_facts(&f);
 	check_decision("healthy", &f, FT_SETTING_TSC, FT_CHOICE_TSC, false, "cpuid_15h");
 	check_decision("healthy", &f, FT_SETTING_TRY_TSC, FT_CHOICE_TSC, false, "try_tsc");
 	check_decision("healthy", &f, FT_SETTING_CLOCK_GETTIME, FT_CHOICE_CLOCK_GETTIME, false,
