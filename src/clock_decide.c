@@ -217,12 +217,14 @@ ft_decide(const FtClockFacts *facts, FtClockSetting setting, FtDecision *out)
 
 			/*
 			 * The plain read decides (a trapping counter shows there), but
-			 * exact timing pays the ordered read by default: quote both, so
-			 * the figure is not read as what a node's call costs.
+			 * exact timing pays an ordered read by default: quote both, so
+			 * the figure is not read as what a node's call costs.  (The
+			 * ordered figure is RDTSCP's where the CPU has it, a read of the
+			 * same kind as the wrappers' LFENCE;RDTSC.)
 			 */
 			if (facts->ns_per_read_tsc_ordered > 0)
 				snprintf(out->reason, sizeof(out->reason),
-						 "auto chose the %s: %s, the kernel clocksource is %s, and a read costs %.1f ns (%.1f ns ordered, as exact timing reads it) versus %.1f ns for clock_gettime",
+						 "auto chose the %s: %s, the kernel clocksource is %s, and a read costs %.1f ns (an ordered read %.1f ns) versus %.1f ns for clock_gettime",
 						 cn, why, ccs, facts->ns_per_read_tsc,
 						 facts->ns_per_read_tsc_ordered,
 						 facts->ns_per_read_clock_gettime);

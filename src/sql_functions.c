@@ -474,7 +474,7 @@ ft_verdict(double ns_per_loop, uint64 median_ns)
 	if (ns_per_loop <= FT_BAD_NS_PER_READ)
 		return psprintf("caution: at %.0f ns a read, EXPLAIN ANALYZE of queries that push many rows through many nodes runs noticeably slower and overstates the cheapest nodes; the timings are still usable",
 						ns_per_loop);
-	return psprintf("bad: at %.0f ns a read, per-node timing will distort EXPLAIN ANALYZE results; use EXPLAIN (ANALYZE, TIMING OFF) or auto_explain.log_timing = off, or a faster clock",
+	return psprintf("bad: at %.0f ns a read, per-node timing will distort EXPLAIN ANALYZE results; use EXPLAIN (ANALYZE, TIMING OFF) or auto_explain.log_timing = off, or profiled timing (fasttime.node_timing = profile)",
 					ns_per_loop);
 }
 
@@ -725,9 +725,10 @@ fasttime_status(PG_FUNCTION_ARGS)
 				  psprintf(INT64_FORMAT, ft_node_timing_stats.small_plans));
 	ft_status_row(rsinfo, "profile_ticks_waited",
 				  psprintf(UINT64_FORMAT, ft_prof_backend_deferred()));
+	/* a measurement that failed is kept as 0: NULL, as before it ran */
 	ft_status_row(rsinfo, "profile_tick_cost_ns",
 				  ft_prof_tick_cost_known(&tick_cost_ns) ?
-				  psprintf("%.0f", tick_cost_ns) : NULL);
+				  ft_status_num(tick_cost_ns, "%.0f") : NULL);
 	ft_status_row(rsinfo, "wrapper_vector_code", ft_wrappers_isa());
 	ft_status_row(rsinfo, "wrapper_vector_reason", ft_wrappers_isa_reason());
 #ifdef FASTTIME_FAULT_INJECTION

@@ -154,7 +154,7 @@ test_decision(void)
 	check_decision("healthy", &f, FT_SETTING_AUTO, FT_CHOICE_TSC, false, "auto chose the TSC");
 	/* both costs quoted: the plain read decides, nodes pay the ordered one */
 	check_decision("healthy", &f, FT_SETTING_AUTO, FT_CHOICE_TSC, false,
-				   "12.0 ns ordered, as exact timing reads it");
+				   "(an ordered read 12.0 ns)");
 	f.ns_per_read_tsc_ordered = 0;
 	check_decision("healthy, ordered read unmeasured", &f, FT_SETTING_AUTO,
 				   FT_CHOICE_TSC, false, "ns versus");
