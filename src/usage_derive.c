@@ -28,6 +28,8 @@
  *   fixed list of built-in functions that read no buffer and take no
  *   argument that could point into TOAST (why max(text) is not on it);
  *   so are its aggregates' transition, final and serialization functions.
+ * - C returns its rows in a slot of a fixed core kind, so that P's copy
+ *   of its first input row reads nothing.
  *
  * And (a):
  *
@@ -104,18 +106,24 @@ ft_function_quiet(Oid fn, bool absent_ok)
 }
 
 /*
- * Does deforming a tuple in this slot read nothing?  Only a fixed core
- * kind is known to (a table AM's own might fetch columns lazily).
+ * Does deforming or copying a tuple in a slot of this kind read nothing?
+ * Only the core kinds are known not to (a table AM's own might fetch
+ * columns lazily).
  */
+static bool
+ft_slot_kind_quiet(const TupleTableSlotOps *kind)
+{
+	return kind == &TTSOpsVirtual || kind == &TTSOpsHeapTuple ||
+		kind == &TTSOpsMinimalTuple || kind == &TTSOpsBufferHeapTuple;
+}
+
+/* Does this deforming step read nothing?  A fixed core slot kind only. */
 static bool
 ft_fetch_quiet(const ExprEvalStep *op)
 {
-	const TupleTableSlotOps *kind = op->d.fetch.kind;
-
 	if (!op->d.fetch.fixed)
 		return false;
-	return kind == &TTSOpsVirtual || kind == &TTSOpsHeapTuple ||
-		kind == &TTSOpsMinimalTuple || kind == &TTSOpsBufferHeapTuple;
+	return ft_slot_kind_quiet(op->d.fetch.kind);
 }
 
 /*
@@ -253,6 +261,9 @@ ft_shutdown_may_count(PlanState *ps, void *context)
 bool
 ft_usage_derivable(PlanState *parent, PlanState *child)
 {
+	const TupleTableSlotOps *ops;
+	bool		fixed;
+
 	if (parent == NULL || child == NULL || outerPlanState(parent) != child)
 		return false;
 	if (parent->instrument == NULL || child->instrument == NULL)
@@ -260,6 +271,16 @@ ft_usage_derivable(PlanState *parent, PlanState *child)
 	if (!bms_is_empty(child->plan->allParam))
 		return false;
 	if (ft_shutdown_may_count(child, NULL))
+		return false;
+
+	/*
+	 * The Aggregate copies its first input row (agg_retrieve_direct's
+	 * grp_firstTuple) outside the child's call, even for count(*): a
+	 * table AM's own slot might fetch columns to copy it, reading buffers
+	 * in the parent's time only.  So the child must return a core kind.
+	 */
+	ops = ExecGetResultSlotOps(child, &fixed);
+	if (!fixed || !ft_slot_kind_quiet(ops))
 		return false;
 	return ft_agg_quiet(parent);
 }
