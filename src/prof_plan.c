@@ -303,14 +303,17 @@ ft_prof_estimated_calls(PlanState *planstate, double limit)
 
 /*
  * The expected relative error (one standard deviation) of a node holding
- * a given share of a run, after so many ticks of one interval (above).
+ * a given share of a run, after so many ticks of one interval (above).  A
+ * run that switched and ended before a tick sampled it (or that waited
+ * from its switch on) is worth no more than one tick: never an error of
+ * zero for times no tick checked.
  */
 double
 ft_prof_expected_error(double ticks, double share)
 {
-	if (ticks <= 0.0 || share <= 0.0 || share >= 1.0)
+	if (share <= 0.0 || share >= 1.0)
 		return 0.0;
-	return sqrt((1.0 - share) / (share * ticks));
+	return sqrt((1.0 - share) / (share * Max(ticks, 1.0)));
 }
 
 /*

@@ -105,8 +105,10 @@ static volatile uint64 ft_prof_switch_at = 0;	/* the clock at the switch */
 static volatile int ft_prof_cur_ms = 1;
 static volatile int ft_prof_want_ms = 1;
 static int	ft_prof_max_ms = 1;
+static int	ft_prof_first_ms = 1;	/* the run's profiled interval at first */
 static volatile uint32 ft_prof_step_ticks = 0;
 #define FT_PROF_TICKS_PER_STEP 250	/* ticks before the interval doubles */
+#define FT_PROF_PREFIX_TICK_MS 5	/* the longest tick of an exact prefix */
 volatile sig_atomic_t ft_prof_rearm_pending = 0;
 
 static void ft_prof_tick(void);
@@ -284,6 +286,18 @@ ft_prof_switch(uint64 now)
 	}
 	ft_prof_switch_at = now;
 	ft_prof_switched = true;
+
+	/*
+	 * The prefix ticked at its own interval (ft_prof_prefix_ms): main code
+	 * re-arms at the profiled one at the next slow path, which the shut
+	 * gate sends every call to.
+	 */
+	if (ft_prof_first_ms != ft_prof_cur_ms)
+	{
+		ft_prof_want_ms = ft_prof_first_ms;
+		ft_prof_rearm_pending = 1;
+		ft_prof_gate = FT_FRAME_NONE;
+	}
 }
 
 /*
@@ -806,17 +820,20 @@ ft_prof_tick(void)
 	ft_prof_credit_until(now, !ft_prof_suspended);
 
 	ft_prof_ticks_total++;
-	for (int i = 0; i < ft_prof_depth; i++)
-	{
-		FtProfQuery *q = ft_prof_stack[i];
-
-		q->ticks++;
-		q->tick_ms += ft_prof_cur_ms;
-		q->tick_ms_sq += (uint64) ft_prof_cur_ms * ft_prof_cur_ms;
-		q->longest_ms = Max(q->longest_ms, ft_prof_cur_ms);
-	}
+	/* a query's ticks are those that credit, after the switch */
 	if (ft_prof_switched)
+	{
+		for (int i = 0; i < ft_prof_depth; i++)
+		{
+			FtProfQuery *q = ft_prof_stack[i];
+
+			q->ticks++;
+			q->tick_ms += ft_prof_cur_ms;
+			q->tick_ms_sq += (uint64) ft_prof_cur_ms * ft_prof_cur_ms;
+			q->longest_ms = Max(q->longest_ms, ft_prof_cur_ms);
+		}
 		ft_prof_lengthen();
+	}
 	if (!ft_prof_switched && ft_prof_switch_due(now))
 	{
 		ft_prof_switch(now);
@@ -929,8 +946,27 @@ ft_prof_clock_is_tsc(void)
 }
 
 /*
- * When the outermost run's first tick comes, in ms from its start.  Ticks
- * of the exact prefix only ask whether the switch is due.  A plan under
+ * The interval of the ticks of the outermost run's exact prefix, which
+ * only ask whether the switch is due.  A plan expected to end its prefix
+ * by reads (ft_prof_early, below) ticks at the profiled interval, so that
+ * it switches soon after its reads have cost a quarter of its time; any
+ * other at a quarter of profile_after, at most FT_PROF_PREFIX_TICK_MS:
+ * four ticks in the default 20 ms rather than sixteen, each a signal that
+ * credits nothing (27-75 us of CPU on a kvm-clock guest), while a plan
+ * estimated too low still switches within 5 ms of its reads passing the
+ * bound.  The tick that switches asks for the profiled interval.
+ */
+static int
+ft_prof_prefix_ms(void)
+{
+	if (ft_prof_early)
+		return ft_prof_first_ms;
+	return Max(ft_prof_first_ms,
+			   Min(ft_profile_after_ms / 4, FT_PROF_PREFIX_TICK_MS));
+}
+
+/*
+ * When the outermost run's first tick comes, in ms from its start.  A plan under
  * EXPLAIN that the planner expects to make more calls than those whose
  * reads cost a quarter of profile_after (ft_prof_early; node_timing.c
  * passes no estimate for other statements) would end its prefix by reads
@@ -948,9 +984,17 @@ ft_prof_clock_is_tsc(void)
 static int
 ft_prof_first_tick_ms(void)
 {
+	int			first;
+	int			step = ft_prof_prefix_ms();
+
 	if (ft_prof_early)
-		return ft_prof_cur_ms;
-	return Max(ft_prof_cur_ms, ft_profile_after_ms / 4);
+		return ft_prof_first_ms;
+	first = Max(ft_prof_first_ms, ft_profile_after_ms / 4);
+	/* on the prefix ticks' grid, one tick falls at profile_after */
+	if (ft_profile_after_ms > first)
+		first = ft_profile_after_ms -
+			(ft_profile_after_ms - first) / step * step;
+	return first;
 }
 
 /*
@@ -1010,9 +1054,11 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 		ft_prof_last = ft_prof_run_start;
 		ft_prof_carved = 0;
 		ft_prof_pending = 0;
-		ft_prof_cur_ms = ft_profile_interval_ms;
-		ft_prof_want_ms = ft_profile_interval_ms;
-		ft_prof_max_ms = Max(ft_profile_interval_ms, ft_profile_interval_max_ms);
+		/* the prefix's interval; the switch asks for the profiled one */
+		ft_prof_first_ms = ft_profile_interval_ms;
+		ft_prof_cur_ms = ft_prof_prefix_ms();
+		ft_prof_want_ms = ft_prof_cur_ms;
+		ft_prof_max_ms = Max(ft_prof_first_ms, ft_profile_interval_max_ms);
 		ft_prof_step_ticks = 0;
 		ft_prof_rearm_pending = 0;
 		ft_prof_suspended = 0;

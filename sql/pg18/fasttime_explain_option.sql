@@ -226,9 +226,33 @@ BEGIN
 	RETURN plan::jsonb -> 0;
 END
 $$;
+-- (a run busy after its switch: a run that waits takes no tick while it
+-- waits, and its Profile Ticks count only ticks after the switch)
 SELECT j ->> 'Node Timing' AS json_node_timing, (j ->> 'Profile Ticks')::int > 0 AS json_ticks,
 	   j ? 'Expected Error At 10 Percent' AS json_error
+  FROM ft_eo_json_of('SELECT count(*) FROM ft_eo a, ft_eo b WHERE a.id <> b.id') j;
+-- a run that switched and took no tick after its switch (it waited) is
+-- worth no more than one tick: never an expected error of zero
+SELECT (j ->> 'Profile Ticks')::int > 0 OR
+	   (j ->> 'Expected Error At 10 Percent')::float8 >= 300 AS no_tick_no_precision
   FROM ft_eo_json_of('SELECT count(*) FROM ft_eo, pg_sleep(0.05)') j;
+-- the ticks of an exact prefix only ask whether the switch is due: a plan
+-- not expected to end its prefix by reads (about 60,000 estimated calls,
+-- between a hundredth of the read bound and the bound at profile_after =
+-- 100ms) ticks every 5 ms from a quarter of profile_after, and Profile
+-- Ticks counts none of them (before, prefix ticks came every interval and
+-- counted): the backend's ticks minus the run's lie between 1 and those
+-- of a 5 ms grid up to the prefix's end
+SET fasttime.profile_after = '100ms';
+SELECT value::bigint AS ticks_before FROM fasttime_status() WHERE name = 'profile_ticks' \gset
+SELECT j AS prefix_json FROM ft_eo_json_of('SELECT count(*) FROM generate_series(1, 60000) g WHERE md5(repeat(g::text, 60)) <> ''x''') j \gset
+SELECT value::bigint - :ticks_before - (:'prefix_json'::jsonb ->> 'Profile Ticks')::bigint AS prefix_ticks,
+	   (:'prefix_json'::jsonb ->> 'Exact Prefix')::float8 AS prefix_ms,
+	   (:'prefix_json'::jsonb ->> 'Execution Time')::float8 AS run_ms
+  FROM fasttime_status() WHERE name = 'profile_ticks' \gset
+SELECT :prefix_ticks >= 1 OR :run_ms < 30 AS prefix_ticked,
+	   :prefix_ticks <= (least(:prefix_ms, :run_ms) - 25) / 5 + 3 AS prefix_ticks_every_5ms;
+SET fasttime.profile_after = 0;
 -- a run of many cheap calls ends its exact prefix once its reads have
 -- cost a quarter of its time, at a tick that comes after one interval
 -- when the planner expects the read bound to be passed: with
