@@ -8,7 +8,8 @@
  * is profiler.h's; per-plan decisions and the error of the credited times
  * are prof_plan.c's.  Each run (ExecutorRun, ExecutorFinish) of a
  * profiled query ticks: a timeout of timeout.c every
- * fasttime.profile_interval ms, lengthening as the run goes on
+ * fasttime.profile_interval ms (a quarter of profile_after, at most 5 ms,
+ * during the exact prefix of most plans), lengthening as the run goes on
  * (ft_prof_lengthen), whose handler reads the clock once and credits the
  * time since the previous tick to the profiled frames on top of the chain
  * (a late or lost tick loses nothing: the next credits the measured time).
@@ -401,17 +402,23 @@ ft_prof_build_unlink(FtUsageFrame *bf, bool tsc)
 }
 
 /*
- * The tick wants a longer interval (ft_prof_lengthen): re-arm the timeout
- * in main code, since timeout.c's enable functions are not made for a
+ * The tick wants another interval (a longer one, ft_prof_lengthen; the
+ * profiled one after the prefix's, ft_prof_switch): re-arm the timeout in
+ * main code, since timeout.c's enable functions are not made for a
  * handler.  The time until the first new tick is credited as measured.
  * The count restarts before the re-arm, so that no tick of the old
- * interval counts against the new one.
+ * interval counts against the new one.  The request is cleared before the
+ * interval is read: one a tick makes after that stays for the next slow
+ * path.
  */
 void
 ft_prof_rearm(void)
 {
-	int			want = ft_prof_want_ms;
+	int			want;
 
+	ft_prof_rearm_pending = 0;
+	pg_compiler_barrier();
+	want = ft_prof_want_ms;
 	if (ft_prof_depth > 0 && want != ft_prof_cur_ms)
 	{
 		ft_prof_step_ticks = 0;
@@ -427,8 +434,6 @@ ft_prof_rearm(void)
 					(errmsg("fasttime fault injection: profiled timing's tick re-armed at %d ms", want)));
 #endif
 	}
-	pg_compiler_barrier();
-	ft_prof_rearm_pending = 0;
 }
 
 /*
@@ -761,7 +766,7 @@ ft_prof_resume(void)
 {
 	TimestampTz now_ts;
 	TimestampTz fin;
-	int			ms = ft_prof_want_ms;
+	int			ms;
 	int64		step;
 
 	if (ft_prof_depth > 0)
@@ -776,6 +781,10 @@ ft_prof_resume(void)
 	pg_compiler_barrier();
 	if (ft_prof_depth == 0 || !ft_prof_registered)
 		return;
+	/* a request a tick makes after this (a switch) stays for the slow path */
+	ft_prof_rearm_pending = 0;
+	pg_compiler_barrier();
+	ms = ft_prof_want_ms;
 	if (ms != ft_prof_cur_ms)
 	{
 		ft_prof_step_ticks = 0;
@@ -788,8 +797,6 @@ ft_prof_resume(void)
 		fin = now_ts + step;
 	else
 		fin += ((now_ts - fin) / step + 1) * step;
-	ft_prof_rearm_pending = 0;
-	pg_compiler_barrier();
 	enable_timeout_every(ft_prof_timeout, fin, ms);
 }
 
@@ -966,20 +973,22 @@ ft_prof_prefix_ms(void)
 }
 
 /*
- * When the outermost run's first tick comes, in ms from its start.  A plan under
- * EXPLAIN that the planner expects to make more calls than those whose
- * reads cost a quarter of profile_after (ft_prof_early; node_timing.c
- * passes no estimate for other statements) would end its prefix by reads
- * anyway: its first tick comes after one interval, and it switches there
- * if its reads have cost a quarter of its time so far, which saves most
- * of the prefix on plans of many cheap calls (W1 on a kvm-clock guest:
- * 2-7 points of 15-20, bench/results/2026-12-05e-kind-b).  Any other
- * run's first tick comes after a quarter of profile_after, or after one
- * interval if later: a shorter query takes no signal, which matters for
- * short queries back to back (timeout.c leaves the interrupt pending when
- * a timeout is disabled).  An estimate too high costs an EXPLAIN a few
- * signals before a quarter of profile_after, never its exact prefix: the
- * switch still waits for the reads.
+ * When the outermost run's first tick comes, in ms from its start.  A
+ * plan under EXPLAIN that the planner expects to make more calls than
+ * those whose reads cost a quarter of profile_after (ft_prof_early;
+ * node_timing.c passes no estimate for other statements) would end its
+ * prefix by reads anyway: its first tick comes after one interval, and it
+ * switches there if its reads have cost a quarter of its time so far,
+ * which saves most of the prefix on plans of many cheap calls (W1 on a
+ * kvm-clock guest: 2-7 points of 15-20, bench/results/2026-12-05e-kind-b).
+ * Any other run's first tick comes after a quarter of profile_after, or
+ * after one interval if later, moved up to one prefix interval later so
+ * that a tick falls at profile_after (ft_prof_prefix_ms): a shorter query
+ * takes no signal, which matters for short queries back to back
+ * (timeout.c leaves the interrupt pending when a timeout is disabled).
+ * An estimate too high costs an EXPLAIN a few signals before a quarter of
+ * profile_after, never its exact prefix: the switch still waits for the
+ * reads.
  */
 static int
 ft_prof_first_tick_ms(void)

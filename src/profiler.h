@@ -153,7 +153,7 @@ extern void ft_prof_build_unlink(struct FtUsageFrame *bf, bool tsc);
 extern void ft_prof_gate_open(void);
 extern void ft_prof_rearm(void);
 
-/* the tick wants the timeout re-armed at a longer interval */
+/* the tick wants the timeout re-armed at another interval */
 extern FT_HIDDEN volatile sig_atomic_t ft_prof_rearm_pending;
 
 /*
