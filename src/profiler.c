@@ -781,6 +781,17 @@ ft_prof_resume(void)
 	pg_compiler_barrier();
 	if (ft_prof_depth == 0 || !ft_prof_registered)
 		return;
+#ifdef FASTTIME_FAULT_INJECTION
+	if (ft_fault_switch_in_resume)
+	{
+		/* a tick's switch here; a real one waits (ft_prof_busy) */
+		ft_prof_busy = 1;
+		pg_compiler_barrier();
+		ft_prof_fault_switch();
+		pg_compiler_barrier();
+		ft_prof_busy = 0;
+	}
+#endif
 	/* a request a tick makes after this (a switch) stays for the slow path */
 	ft_prof_rearm_pending = 0;
 	pg_compiler_barrier();

@@ -58,5 +58,35 @@ for my $run (1 .. 2)
 	}
 }
 
+# The switch from the exact prefix asks for the profiled interval too: a
+# plan not expected to end its prefix by reads ticks it every 5 ms at the
+# default profile_after (20 ms), and the tick that switches asks main code
+# to re-arm at profile_interval.  A switch that lands while a tick that
+# stopped itself in a wait is being resumed (the 1 s backstop's tick can)
+# must not have that request cleared by the resume: the run would tick
+# every 5 ms to its end.  The fault build switches exactly there
+# (fasttime.fault_switch_in_resume): an InitPlan sleeps 30 ms, the 5 ms
+# tick finds the backend waiting and stops, the InitPlan's return resumes
+# it.  About 40,000 estimated calls keep the plan below the read bound
+# (no first tick after one interval) and above its hundredth (profiled).
+if ($v >= 180000)
+{
+	for my $run (1 .. 2)
+	{
+		my ($rc, $out, $err) = ft_sql($node,
+			"SET max_parallel_workers_per_gather = 0; SET fasttime.clock_source = try_tsc;
+			 SET fasttime.node_timing = profile; SET fasttime.profile_after = 20;
+			 SET fasttime.profile_interval = 1; SET fasttime.profile_interval_max = 1;
+			 SET fasttime.fault_switch_in_resume = on;
+			 EXPLAIN (ANALYZE, CLOCK_SOURCE, FORMAT JSON) SELECT count(*) FROM t
+			  WHERE g <= 40000 AND md5(repeat(g::text, 40)) <> (SELECT pg_sleep(0.03)::text)");
+		is($rc, 0, "switch in resume, run $run: EXPLAIN ANALYZE runs") or diag($err);
+		my $j = eval { decode_json($out)->[0] } // {};
+		is($j->{'Node Timing'}, 'profile', "switch in resume, run $run: the run switched");
+		is($j->{'Profile Longest Interval'}, 1,
+			"switch in resume, run $run: its ticks came at the profiled interval, not the prefix's 5 ms ($j->{'Profile Ticks'} ticks, $j->{'Execution Time'} ms)");
+	}
+}
+
 $node->stop;
 done_testing();

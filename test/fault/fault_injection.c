@@ -111,6 +111,7 @@ int			ft_fault_fallback_after = 0;
 char	   *ft_fault_tick_at_return = NULL;
 char	   *ft_fault_switch_at_return = NULL;
 bool		ft_fault_lengthen_in_gate_open = false;
+bool		ft_fault_switch_in_resume = false;
 bool		ft_fault_nested_units = false;
 double		ft_fault_tick_amount_ns = 0;
 
@@ -638,6 +639,16 @@ ft_fault_init(void)
 							   NULL,
 							   NULL,
 							   NULL);
+	DefineCustomBoolVariable("fasttime.fault_switch_in_resume",
+							 "Fault injection (test builds only): profiled timing's switch comes while a stopped tick is resumed, before the timeout is re-armed.",
+							 NULL,
+							 &ft_fault_switch_in_resume,
+							 false,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL,
+							 NULL,
+							 NULL);
 	DefineCustomBoolVariable("fasttime.fault_lengthen_in_gate_open",
 							 "Fault injection (test builds only): a tick asking for a longer interval lands between the walk of the chain and the opening of the gate.",
 							 NULL,

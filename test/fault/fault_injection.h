@@ -76,6 +76,14 @@ extern char *ft_fault_switch_at_return;
 extern bool ft_fault_lengthen_in_gate_open;
 
 /*
+ * fasttime.fault_switch_in_resume: the switch to profiled timing comes in
+ * ft_prof_resume, after the tick that stopped itself in a wait is marked
+ * resumed and before the resume re-arms the timeout: where a tick (the
+ * backstop's) can land, whose switch asks for the profiled interval.
+ */
+extern bool ft_fault_switch_in_resume;
+
+/*
  * fasttime.fault_nested_units: a query run inside a profiled run writes
  * its times in a unit half as long as the run's (its instr_time ticks
  * twice per nanosecond), as a query nested under a different
