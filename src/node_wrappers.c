@@ -330,7 +330,8 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		if (likely(!pf->settled))
 		{
 			ft_prof_add(pf, stop > start ? stop - start : 0, tsc);
-			if (unlikely(caller != NULL && caller->mode == FT_FRAME_PROFILED))
+			/* owed below, and carved; under an exact call, that one owes it */
+			if (caller == NULL || caller->mode == FT_FRAME_PROFILED)
 				ft_prof_settle_up(caller, stop > pf->owed_from ? stop - pf->owed_from : 0,
 								  stop, tsc);
 		}

@@ -214,12 +214,14 @@ ft_prof_credit_sample(FtProfFrame *from, uint64 delta, bool tsc)
 }
 
 /*
- * An exact call on top of a profiled frame has returned: credit what it
- * owes (since its start, the switch or the last tick in it) to the
- * profiled frames from "from" down, which the next tick must not credit
- * again.  Its start credited nothing: only a tick can tell what ran
- * before.  The caller holds ft_prof_busy from before the unlink, so that
- * no tick sees the call off the chain and not yet settled.
+ * An exact call on top of a profiled frame, or at the bottom of the chain
+ * (from NULL), has returned: credit what it owes (since its start, the
+ * switch or the last tick in it) to the profiled frames from "from" down,
+ * and carve it from the tick interval either way, since the call's own
+ * exact time holds it and the next tick must not credit it again.  Its
+ * start credited nothing: only a tick can tell what ran before.  The
+ * caller holds ft_prof_busy from before the unlink, so that no tick sees
+ * the call off the chain and not yet settled.
  */
 void
 ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now, bool tsc)
@@ -388,7 +390,8 @@ ft_prof_build_unlink(FtUsageFrame *bf, bool tsc)
 		FtProfFrame *below = ft_chain_prof(bf->caller);
 
 		ft_prof_add(bp, stop > bp->start ? stop - bp->start : 0, tsc);
-		if (below != NULL && below->mode == FT_FRAME_PROFILED)
+		/* owed below, and carved; under an exact call, that one owes it */
+		if (below == NULL || below->mode == FT_FRAME_PROFILED)
 			ft_prof_settle_up(below, stop > bp->owed_from ? stop - bp->owed_from : 0,
 							  stop, tsc);
 	}
@@ -691,12 +694,19 @@ ft_prof_credit_until(uint64 now, bool sample)
 	/* the outermost of the exact calls on top of the chain, if any */
 	for (below = top; below != NULL && below->mode == FT_FRAME_EXACT; below = ft_prof_below(below))
 		exact = below;
-	if (exact != NULL && below != NULL)
+	if (exact != NULL)
 	{
-		/* its time so far is theirs, as it would owe when it returns */
+		/*
+		 * Its time so far is its own, timed exactly, and the profiled
+		 * frames' below (if any), as it would owe when it returns: no
+		 * sample's.  At the bottom of the chain (a Bitmap Heap Scan at the
+		 * root building its bitmap) it is carved all the same, or the next
+		 * sample would credit it again.
+		 */
 		uint64		part = now > exact->owed_from ? now - exact->owed_from : 0;
 
-		ft_prof_credit(below, part, ft_prof_tsc);
+		if (below != NULL)
+			ft_prof_credit(below, part, ft_prof_tsc);
 		ft_prof_carved += part;
 		exact->owed_from = now;
 	}
