@@ -29,7 +29,9 @@
  *   argument that could point into TOAST (why max(text) is not on it);
  *   so are its aggregates' transition, final and serialization functions.
  * - C returns its rows in a slot of a fixed core kind, so that P's copy
- *   of its first input row reads nothing.
+ *   of its first input row reads nothing; if virtual, with no column of
+ *   variable length, which could hold an expanded object that the copy
+ *   flattens (a row variable's fields still in TOAST).
  *
  * And (a):
  *
@@ -115,6 +117,20 @@ ft_slot_kind_quiet(const TupleTableSlotOps *kind)
 {
 	return kind == &TTSOpsVirtual || kind == &TTSOpsHeapTuple ||
 		kind == &TTSOpsMinimalTuple || kind == &TTSOpsBufferHeapTuple;
+}
+
+/* Has this row type a variable-length column (one that may be expanded)? */
+static bool
+ft_desc_has_varlena(TupleDesc desc)
+{
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && att->attlen == -1)
+			return true;
+	}
+	return false;
 }
 
 /* Does this deforming step read nothing?  A fixed core slot kind only. */
@@ -281,6 +297,15 @@ ft_usage_derivable(PlanState *parent, PlanState *child)
 	 */
 	ops = ExecGetResultSlotOps(child, &fixed);
 	if (!fixed || !ft_slot_kind_quiet(ops))
+		return false;
+
+	/*
+	 * A virtual slot may hold an expanded object (a PL/pgSQL function's
+	 * row variable), which that copy flattens: an expanded record still
+	 * pointing into TOAST reads it then.  Tuples in the other kinds are
+	 * flat, their TOAST pointers copied as they are.
+	 */
+	if (ops == &TTSOpsVirtual && ft_desc_has_varlena(ExecGetResultType(child)))
 		return false;
 	return ft_agg_quiet(parent);
 }

@@ -82,6 +82,14 @@ ft_sql($node, q{
 			RETURN NEXT i;
 		END LOOP;
 	END $$;
+	-- a row variable returned whole: an expanded record whose out-of-line
+	-- fields are still TOAST pointers (a function's context is atomic)
+	CREATE FUNCTION tt_row(i int) RETURNS tt LANGUAGE plpgsql AS $$
+	DECLARE r tt;
+	BEGIN
+		SELECT * INTO r FROM tt WHERE id = i;
+		RETURN r;
+	END $$;
 	CREATE FUNCTION audit_after() RETURNS trigger LANGUAGE plpgsql AS $$
 	BEGIN
 		INSERT INTO audit VALUES ('after', NEW.g);
@@ -194,6 +202,10 @@ my @cases = (
 	# query in its target list, or reads WAL-writing functions per row
 	[ 'aggregate detoasting its argument', '', 'SELECT count(*), max(big) FROM tt' ],
 	[ 'aggregate running a query in its target list', $dml_setup, 'SELECT note_row(count(*)::int) FROM t WHERE g < 3000' ],
+	# the Aggregate's copy of its first input row flattens the expanded
+	# record the scan's projection returns, reading its fields from TOAST
+	[ 'aggregate copying a row with fields in TOAST', '',
+	  'SELECT count(r) FROM (SELECT tt_row(id) AS r FROM tt WHERE id <= 50) s' ],
 	# AFTER triggers run in ExecutorFinish, inside no node's call
 	[ 'insert with an AFTER trigger', "$dml_setup CREATE TRIGGER w_after AFTER INSERT ON w FOR EACH ROW EXECUTE FUNCTION audit_after();",
 	  'INSERT INTO w SELECT g, g % 10, repeat(\'y\', 50) FROM generate_series(5001, 6000) g' ],
