@@ -48,6 +48,7 @@
 #define CAL_MIN_WINDOW_TICKS 1000000.0
 #define CAL_MAX_WINDOW_NS	50000000LL	/* 50 ms */
 #define CAL_AGREE_WINDOWS	3
+#define CAL_ATTEMPTS		3	/* each of CAL_BUDGET_NS, while none agree */
 #define CAL_AGREE_PPM		10.0
 #define CAL_BRACKET_TRIES	32
 #define CAL_BRACKET_SLACK	64	/* ticks a bracket may exceed 2x narrowest */
@@ -348,9 +349,12 @@ windows_agree(const CalWindows *w, FtClockFacts *f)
 	return true;
 }
 
-/* Say why calibration failed, when no clock failure said it already. */
+/*
+ * Say why calibration failed, when no clock failure said it already: the
+ * last attempt's windows.
+ */
 static void
-calibration_failure_note(FtClockFacts *f, const CalWindows *w)
+calibration_failure_note(FtClockFacts *f, const CalWindows *w, int attempts)
 {
 	if (f->calibration_note[0] != '\0')
 		return;
@@ -361,14 +365,73 @@ calibration_failure_note(FtClockFacts *f, const CalWindows *w)
 		memcpy(sorted, w->hz, sizeof(double) * w->ngood);
 		qsort(sorted, w->ngood, sizeof(double), cmp_double);
 		snprintf(f->calibration_note, sizeof(f->calibration_note),
-				 "%d windows in %d ms did not agree within %.0f ppm (%d had wide brackets; measured %.0f to %.0f kHz)",
+				 "%d windows in %d ms did not agree within %.0f ppm (%d had wide brackets; measured %.0f to %.0f kHz)%s",
 				 w->nwindows, (int) (w->budget_ns / 1000000), CAL_AGREE_PPM, w->nwide,
-				 sorted[0] / 1000.0, sorted[w->ngood - 1] / 1000.0);
+				 sorted[0] / 1000.0, sorted[w->ngood - 1] / 1000.0,
+				 attempts > 1 ? "; nor did those of the attempts before" : "");
 	}
 	else
 		snprintf(f->calibration_note, sizeof(f->calibration_note),
-				 "%d windows in %d ms did not agree within %.0f ppm (%d had wide brackets: the machine may be too busy)",
-				 w->nwindows, (int) (w->budget_ns / 1000000), CAL_AGREE_PPM, w->nwide);
+				 "%d windows in %d ms did not agree within %.0f ppm (%d had wide brackets: the machine may be too busy)%s",
+				 w->nwindows, (int) (w->budget_ns / 1000000), CAL_AGREE_PPM, w->nwide,
+				 attempts > 1 ? "; nor did those of the attempts before" : "");
+}
+
+/*
+ * One attempt at calibration (ft_calibrate_tsc), in the windows w set up:
+ * calibration_ok when they agree; a note when a clock failed.
+ */
+static void
+calibrate_attempt(FtClockFacts *f, CalWindows *w)
+{
+	int64_t		deadline = raw_ns();
+	uint64_t	tsc_prev,
+				w_prev,
+				min_w;
+	int64_t		ns_prev;
+
+	if (deadline < 0)
+	{
+		snprintf(f->calibration_note, sizeof(f->calibration_note),
+				 "CLOCK_MONOTONIC_RAW cannot be read");
+		return;
+	}
+	deadline += w->budget_ns;
+	bracketed_read(f->rdtscp, w->coarse, &tsc_prev, &ns_prev, &w_prev);
+	min_w = w_prev;
+	while (raw_ns() + w->window_ns < deadline &&
+		   w->ngood < CAL_MAX_WINDOWS && w->nwindows < CAL_MAX_WINDOWS)
+	{
+		uint64_t	tsc,
+					width;
+		int64_t		ns;
+
+		if (spin_one_window(f, ns_prev, w) != NULL)
+			break;
+		bracketed_read(f->rdtscp, w->coarse, &tsc, &ns, &width);
+		w->nwindows++;
+		if (width < min_w)
+			min_w = width;
+		if (tsc > tsc_prev && ns > ns_prev)
+		{
+			if (w_prev <= 2 * min_w + CAL_BRACKET_SLACK &&
+				width <= 2 * min_w + CAL_BRACKET_SLACK)
+			{
+				w->t0[w->ngood] = tsc_prev;
+				w->n0[w->ngood] = ns_prev;
+				w->t1[w->ngood] = tsc;
+				w->n1[w->ngood] = ns;
+				w->hz[w->ngood] = (double) (tsc - tsc_prev) * 1e9 /
+					(double) (ns - ns_prev);
+				w->ngood++;
+				if (windows_agree(w, f))
+					break;
+			}
+			else
+				w->nwide++;
+		}
+		tsc_prev = tsc, ns_prev = ns, w_prev = width;
+	}
 }
 
 /*
@@ -376,6 +439,11 @@ calibration_failure_note(FtClockFacts *f, const CalWindows *w)
  * to one CPU, in consecutive windows with bracketed reads, within about
  * 100 ms.  A window whose brackets are much wider than the narrowest seen
  * was interrupted and is discarded; windows_agree decides when to stop.
+ * Windows that did not agree (a busy moment) are tried again from scratch,
+ * up to CAL_ATTEMPTS times in all: a postmaster whose fasttime.clock_source
+ * is "tsc" refuses to start without a frequency, and a backend that
+ * detects for itself keeps clock_gettime() for its life.  A clock that
+ * failed is not tried again.
  */
 static void
 ft_calibrate_tsc(FtClockFacts *f)
@@ -385,75 +453,35 @@ ft_calibrate_tsc(FtClockFacts *f)
 	bool		pinned = pin_to_current_cpu(&saved);
 #endif
 	CalWindows	w;
-	int64_t		deadline = raw_ns();
-	uint64_t	tsc_prev,
-				w_prev,
-				min_w;
-	int64_t		ns_prev;
+	int			attempt = 0;
 
-	memset(&w, 0, sizeof(w));
-	w.coarse = counter_is_coarse(f->rdtscp);
-	w.window_ns = CAL_WINDOW_NS;
-	if (w.coarse)
-		w.window_ns = CAL_MAX_WINDOW_NS;
-	else if (f->cntfrq_hz > 0 &&
-			 CAL_MIN_WINDOW_TICKS * 1e9 / f->cntfrq_hz > (double) CAL_WINDOW_NS)
-		w.window_ns = CAL_MIN_WINDOW_TICKS * 1e9 / f->cntfrq_hz >
-			(double) CAL_MAX_WINDOW_NS ? CAL_MAX_WINDOW_NS :
-			(int64_t) (CAL_MIN_WINDOW_TICKS * 1e9 / f->cntfrq_hz);
-	w.budget_ns = CAL_BUDGET_NS / CAL_WINDOW_NS * w.window_ns;
-	w.spin_max_ticks = CAL_SPIN_MAX_TICKS;
-	if (f->cntfrq_hz > 0 && f->cntfrq_hz * CAL_SPIN_MAX_S < (double) CAL_SPIN_MAX_TICKS)
-		w.spin_max_ticks = (uint64_t) (f->cntfrq_hz * CAL_SPIN_MAX_S);
-	if (deadline < 0)
-		snprintf(f->calibration_note, sizeof(f->calibration_note),
-				 "CLOCK_MONOTONIC_RAW cannot be read");
-	else
+	do
 	{
-		deadline += w.budget_ns;
-		bracketed_read(f->rdtscp, w.coarse, &tsc_prev, &ns_prev, &w_prev);
-		min_w = w_prev;
-		while (raw_ns() + w.window_ns < deadline &&
-			   w.ngood < CAL_MAX_WINDOWS && w.nwindows < CAL_MAX_WINDOWS)
-		{
-			uint64_t	tsc,
-						width;
-			int64_t		ns;
-
-			if (spin_one_window(f, ns_prev, &w) != NULL)
-				break;
-			bracketed_read(f->rdtscp, w.coarse, &tsc, &ns, &width);
-			w.nwindows++;
-			if (width < min_w)
-				min_w = width;
-			if (tsc > tsc_prev && ns > ns_prev)
-			{
-				if (w_prev <= 2 * min_w + CAL_BRACKET_SLACK &&
-					width <= 2 * min_w + CAL_BRACKET_SLACK)
-				{
-					w.t0[w.ngood] = tsc_prev;
-					w.n0[w.ngood] = ns_prev;
-					w.t1[w.ngood] = tsc;
-					w.n1[w.ngood] = ns;
-					w.hz[w.ngood] = (double) (tsc - tsc_prev) * 1e9 /
-						(double) (ns - ns_prev);
-					w.ngood++;
-					if (windows_agree(&w, f))
-						break;
-				}
-				else
-					w.nwide++;
-			}
-			tsc_prev = tsc, ns_prev = ns, w_prev = width;
-		}
-	}
+		memset(&w, 0, sizeof(w));
+		w.coarse = counter_is_coarse(f->rdtscp);
+		w.window_ns = CAL_WINDOW_NS;
+		if (w.coarse)
+			w.window_ns = CAL_MAX_WINDOW_NS;
+		else if (f->cntfrq_hz > 0 &&
+				 CAL_MIN_WINDOW_TICKS * 1e9 / f->cntfrq_hz > (double) CAL_WINDOW_NS)
+			w.window_ns = CAL_MIN_WINDOW_TICKS * 1e9 / f->cntfrq_hz >
+				(double) CAL_MAX_WINDOW_NS ? CAL_MAX_WINDOW_NS :
+				(int64_t) (CAL_MIN_WINDOW_TICKS * 1e9 / f->cntfrq_hz);
+		w.budget_ns = CAL_BUDGET_NS / CAL_WINDOW_NS * w.window_ns;
+		w.spin_max_ticks = CAL_SPIN_MAX_TICKS;
+		if (f->cntfrq_hz > 0 && f->cntfrq_hz * CAL_SPIN_MAX_S < (double) CAL_SPIN_MAX_TICKS)
+			w.spin_max_ticks = (uint64_t) (f->cntfrq_hz * CAL_SPIN_MAX_S);
+		calibrate_attempt(f, &w);
+		attempt++;
+	} while (!f->calibration_ok && f->calibration_note[0] == '\0' &&
+			 attempt < CAL_ATTEMPTS);
 
 #ifdef __linux__
 	if (pinned)
 		(void) sched_setaffinity(0, sizeof(saved), &saved);
 #endif
 	if (!f->calibration_ok)
-		calibration_failure_note(f, &w);
+		calibration_failure_note(f, &w, attempt);
 }
 
 #endif							/* FT_HAVE_COUNTER */
