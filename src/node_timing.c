@@ -874,22 +874,32 @@ log_profile_for_auto_explain(QueryDesc *queryDesc, const FtQueryClock *qc)
 	pfree(buf.data);
 }
 
-/* ExecutorEnd hook: forget the query's note (only its own: cursors). */
+/*
+ * ExecutorEnd hook.  The query's note stays through the hooks below it: on
+ * 19, auto_explain prints its plan from its own ExecutorEnd, with the
+ * extension options auto_explain.log_extension_options names
+ * (CLOCK_SOURCE), which read the note.  Freeing the executor state, in
+ * standard_ExecutorEnd, forgets the note and the query's frames
+ * (query_memory_gone); forgetting them again here covers a hook that
+ * ended the query without freeing its state (the note's key is only
+ * compared, never dereferenced).
+ */
 static void
 ft_ExecutorEnd(QueryDesc *queryDesc)
 {
 	int			i = find_query_clock(queryDesc);
+	const EState *estate = queryDesc->estate;
 
 	if (i >= 0)
 		log_profile_for_auto_explain(queryDesc, &query_clocks[i]);
-	if (i >= 0 && query_clocks[i].wrapped)
-		ft_usage_forget_query(queryDesc->estate);
-	forget_query_clock(queryDesc);
 
 	if (prev_ExecutorEnd)
 		prev_ExecutorEnd(queryDesc);
 	else
 		standard_ExecutorEnd(queryDesc);
+
+	ft_usage_forget_query(estate);
+	forget_query_clock(queryDesc);
 }
 
 /*
