@@ -69,16 +69,20 @@ void		_PG_init(void);
  * reported on by SHOW fasttime.clock_source_status, never by this hook.
  *
  * A check hook runs at every call of a function declared with SET
- * fasttime.clock_source, so it must cost and say nothing; but detecting
- * the facts calibrates for up to ~100 ms.  So they are detected only where
- * a DBA expects the answer at once: at server start when preloaded (a bad
- * "tsc" stops the server, as huge_pages = on does), for a SET statement of
- * its own (PGC_S_SESSION with no snapshot), for DDL that stores the value
- * (PGC_S_TEST), and for ALTER SYSTEM (PGC_S_FILE inside a transaction; a
- * reload of the file is processed between transactions).  Elsewhere a
- * "tsc" not yet confirmable is accepted,
- * and the first query to time with it finds out and uses clock_gettime.
- * Parallel workers accept what their leader checked.
+ * fasttime.clock_source and at every connection of a role with such a
+ * setting, so there it must cost and say nothing: detecting the facts
+ * calibrates for up to ~100 ms, and a refusal there would fail the
+ * function's every call, or warn each new connection, from the day the
+ * database moves to a machine whose TSC is unusable.  So "tsc" is checked
+ * only where a DBA sets it and expects the answer at once: at server start
+ * when preloaded (a bad "tsc" stops the server, as huge_pages = on does),
+ * for a SET statement of its own (PGC_S_SESSION with no snapshot), for DDL
+ * that stores the value (PGC_S_TEST), and for ALTER SYSTEM (PGC_S_FILE
+ * inside a transaction; a reload of the file is processed between
+ * transactions).  Elsewhere "tsc" is accepted, and where the TSC is
+ * unusable plan nodes are timed with clock_gettime, as SHOW
+ * fasttime.clock_source_status tells.  Parallel workers accept what their
+ * leader checked.
  */
 static bool
 check_clock_source(int *newval, void **extra, GucSource source)
@@ -88,8 +92,7 @@ check_clock_source(int *newval, void **extra, GucSource source)
 	if (*newval != FT_SETTING_TSC ||
 		IsParallelWorker() || InitializingParallelWorker)
 		return true;
-	if (!ft_facts_detected() &&
-		!process_shared_preload_libraries_in_progress &&
+	if (!process_shared_preload_libraries_in_progress &&
 		source != PGC_S_TEST &&
 		!(source == PGC_S_SESSION && !ActiveSnapshotSet()) &&
 		!(source == PGC_S_FILE && IsTransactionState()))

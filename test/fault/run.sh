@@ -142,6 +142,10 @@ if ! q -c "$tsc" 2>"$dir/stderr"; then
 else
 	out=$(q -c "$tsc" -c "SHOW fasttime.clock_source_status")
 	t_ok $([ "$out" = tsc ] && echo 0 || echo 1) "clock_source = tsc is in effect" "$out"
+	# for the fact faults below: a function declared with "tsc" while the
+	# TSC was usable
+	q -c "CREATE FUNCTION f_tsc() RETURNS text LANGUAGE sql SET fasttime.clock_source = tsc
+		AS \$\$SELECT current_setting('fasttime.clock_source_status')\$\$" >/dev/null 2>&1
 	H='SET fasttime.fault_tick_amount_ns = 3.6e12'	# one hour
 	explain_case "no fault, serial" no "$tsc; $serial"
 	explain_case "no fault, parallel" no "$tsc; $parallel"
@@ -226,6 +230,13 @@ fact_case() {	# fact_case TOKEN NEEDLE TSC_REFUSED(yes|no)
 		out=$(q -c "SET fasttime.clock_source = try_tsc" -c "SHOW fasttime.clock_source_status" 2>&1)
 		! grep -q 'NOTICE' <<<"$out" && grep -q '^clock_gettime$' <<<"$out"
 		t_ok $? "$tok: try_tsc falls back, silently (no NOTICE)" "$out"
+		# the machine changed under a function declared with "tsc": it
+		# still runs, every call, on clock_gettime and silently
+		if [ "$(q -c "SELECT to_regproc('f_tsc') IS NOT NULL")" = t ]; then
+			out=$(q -c "SELECT f_tsc()" -c "SELECT f_tsc()" 2>&1)
+			t_ok $([ "$out" = $'clock_gettime\nclock_gettime' ] && echo 0 || echo 1) \
+				"$tok: a function declared with clock_source = tsc runs, on clock_gettime, without a word" "$out"
+		fi
 	else
 		t_ok $([ "$out" = tsc ] && echo 0 || echo 1) \
 			"$tok: an explicit tsc overrides auto's caution" "$out"
