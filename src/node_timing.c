@@ -74,6 +74,8 @@ static int	max_query_clocks = 0;
 /* clock_gettime of the last disagreement reported, and those not since */
 static int64 last_disagreement_report_ns = 0;
 static int64 disagreements_unreported = 0;
+/* has an EXPLAIN's client been warned of a disagreement (report_disagreement)? */
+static bool client_warned = false;
 
 /* tries and the widest acceptable pair of reads, for paired_stamp */
 #define FT_STAMP_TRIES			4
@@ -89,38 +91,62 @@ static int64 last_stamp_wall_ns;
 static bool window_pending = false;
 static uint64 last_window_tsc;
 static int64 last_window_wall_ns;
+static int64 last_window_slack_ns;
 
-static void compare_pending_window(uint64 tsc_end, int64 wall_end);
+static void compare_pending_window(uint64 tsc_end, int64 wall_end,
+								   int64 end_slack);
 
 /*
  * Both clocks read "at the same time": the TSC on either side of
  * clock_gettime, retried while the two TSC reads are far apart (something
  * interrupted us in between).  The TSC stamp is their midpoint.
+ *
+ * Returns how far the stamp may be off beyond what the comparison's
+ * tolerance allows for: 0 for a pair at most FT_STAMP_MAX_WIDTH_NS wide.
+ * When every try was interrupted, the narrowest one is kept and half its
+ * width returned, to be added to the tolerance: a busy machine must not
+ * make clocks that agree look as if they did not.  -1 when no pair read
+ * the TSC forward: nothing to compare with.
  */
-static void
+static int64
 paired_stamp(uint64 *tsc, int64 *wall_ns)
 {
+	int64		best = -1;
+
 #ifdef FASTTIME_FAULT_INJECTION
 	ft_fault_stamps_taken++;
 #endif
+	last_stamp_valid = false;
 	for (int i = 0; i < FT_STAMP_TRIES; i++)
 	{
 		uint64		before = ft_node_ticks();
 		int64		wall = ft_read_clock_gettime_ns();
 		uint64		after = ft_node_ticks();
+		int64		width;
 
+		if (after < before)
+			continue;
+		width = (int64) ft_ticks_to_ns(&ft_conv, (int64) (after - before));
+		if (best >= 0 && width >= best)
+			continue;
+		best = width;
 		*tsc = before + (after - before) / 2;
 		*wall_ns = wall;
-		if (after >= before &&
-			ft_ticks_to_ns(&ft_conv, (int64) (after - before)) <= FT_STAMP_MAX_WIDTH_NS)
+		if (width <= FT_STAMP_MAX_WIDTH_NS)
 		{
 			last_stamp_valid = true;
 			last_stamp_tsc = *tsc;
 			last_stamp_wall_ns = wall;
-			return;
+			return 0;
 		}
 	}
-	last_stamp_valid = false;
+	if (best < 0)
+	{
+		*tsc = 0;
+		*wall_ns = 0;
+		return -1;
+	}
+	return best / 2;
 }
 
 /*
@@ -133,9 +159,11 @@ paired_stamp(uint64 *tsc, int64 *wall_ns)
  * reported with the next query.  A new stamp compares pending short
  * queries first.
  */
-static void
+static int64
 query_start_stamp(uint64 *tsc, int64 *wall_ns)
 {
+	int64		slack;
+
 	StaticAssertStmt(FT_STAMP_REUSE_NS < FT_DRIFT_TOLERANCE_NS,
 					 "a reused stamp's gap must stay below the tolerance");
 
@@ -151,12 +179,13 @@ query_start_stamp(uint64 *tsc, int64 *wall_ns)
 #ifdef FASTTIME_FAULT_INJECTION
 			ft_fault_stamps_reused++;
 #endif
-			return;
+			return 0;
 		}
 	}
-	paired_stamp(tsc, wall_ns);
+	slack = paired_stamp(tsc, wall_ns);
 	if (window_pending)
-		compare_pending_window(*tsc, *wall_ns);
+		compare_pending_window(*tsc, *wall_ns, slack);
+	return slack;
 }
 
 /* Index of a query's note, or -1. */
@@ -246,6 +275,7 @@ note_query(QueryDesc *queryDesc)
 	qc->tsc_hz_origin = FT_FREQ_NONE;
 	qc->tsc_start = 0;
 	qc->wall_start_ns = 0;
+	qc->start_slack_ns = -1;
 	return qc;
 }
 
@@ -497,12 +527,14 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 			/* nested: start from the last stamp; check_clocks judges */
 			qc->tsc_start = last_stamp_tsc;
 			qc->wall_start_ns = last_stamp_wall_ns;
+			qc->start_slack_ns = 0;
 #ifdef FASTTIME_FAULT_INJECTION
 			ft_fault_stamps_reused++;
 #endif
 		}
 		else
-			query_start_stamp(&qc->tsc_start, &qc->wall_start_ns);
+			qc->start_slack_ns = query_start_stamp(&qc->tsc_start,
+												   &qc->wall_start_ns);
 	}
 }
 
@@ -591,11 +623,11 @@ ft_find_query_clock(const PlannedStmt *plannedstmt)
 /*
  * The two clocks' time over an interval, and whether they disagree beyond
  * the tolerance: 50 us (the reads' spread, a reused stamp's gap) plus
- * 0.1 % (the frequency's error).
+ * 0.1 % (the frequency's error), plus the stamps' slack (paired_stamp).
  */
 static bool
 clocks_disagree(uint64 tsc_start, int64 wall_start, uint64 tsc_end,
-				int64 wall_end, int64 *wall_ns, int64 *tsc_ns)
+				int64 wall_end, int64 slack, int64 *wall_ns, int64 *tsc_ns)
 {
 	int64		tsc_delta = (int64) (tsc_end - tsc_start);
 	int64		tolerance;
@@ -603,7 +635,7 @@ clocks_disagree(uint64 tsc_start, int64 wall_start, uint64 tsc_end,
 	*wall_ns = wall_end - wall_start;
 	*tsc_ns = tsc_delta < 0 ? -(int64) ft_ticks_to_ns(&ft_conv, -tsc_delta) :
 		(int64) ft_ticks_to_ns(&ft_conv, tsc_delta);
-	tolerance = FT_DRIFT_TOLERANCE_NS +
+	tolerance = FT_DRIFT_TOLERANCE_NS + slack +
 		*wall_ns / (1000000 / FT_DRIFT_TOLERANCE_PPM);
 	return *tsc_ns > *wall_ns + tolerance || *tsc_ns < *wall_ns - tolerance;
 }
@@ -613,34 +645,55 @@ clocks_disagree(uint64 tsc_start, int64 wall_start, uint64 tsc_end,
  * queries compared late (window); wall_end is the comparison's end.
  *
  * Clocks that disagree once tend to go on (a live-migrated virtual
- * machine), and under auto_explain a WARNING reaches applications that
- * never asked for EXPLAIN.  So only a backend's first disagreement warns
- * the client; later ones get at most one LOG line every
- * FT_DISAGREEMENT_LOG_NS, and the FT_FALLBACK_AFTER-th makes the backend
- * give the TSC up (ft_clock_fall_back).  A parallel worker, which lives for
- * one query, never falls back by itself.
+ * machine), and auto_explain times queries of applications that never
+ * asked for EXPLAIN: a WARNING there would reach them, once per backend,
+ * which after a migration is once per new connection.  So the client is
+ * warned only by EXPLAIN, the one place it asked for node times, and at
+ * most once per backend; everything else goes to the server log, beside
+ * the plans auto_explain logs there: a backend's first disagreement
+ * always, later ones at most once every FT_DISAGREEMENT_LOG_NS.  The
+ * FT_FALLBACK_AFTER-th makes the backend give the TSC up
+ * (ft_clock_fall_back).  A parallel worker, which lives for one query and
+ * cannot tell whether its leader runs an EXPLAIN, only logs, and never
+ * falls back by itself.
  */
 static void
 report_disagreement(int64 wall_ns, int64 tsc_ns, int64 wall_end, bool window)
 {
 	int64		n = ++ft_node_timing_stats.disagreements;
 	int			fallback_after = FT_FALLBACK_AFTER;
+	bool		first = !ft_clock_backend_disagreed();
 	bool		reported = false;
 
 #ifdef FASTTIME_FAULT_INJECTION
 	if (ft_fault_fallback_after > 0)
 		fallback_after = ft_fault_fallback_after;
 #endif
-	if (!window && !ft_clock_backend_disagreed())
+	if (!window && !client_warned && inside_explain() && !IsParallelWorker())
 	{
 		ereport(WARNING,
 				(errmsg("fasttime: the TSC disagreed with clock_gettime during this query"),
 				 errdetail("Over %.3f ms of clock_gettime time, the TSC advanced %.3f ms. The plan node times of this query were taken with the TSC and are shown as measured.",
 						   (double) wall_ns / 1e6, (double) tsc_ns / 1e6),
 				 errhint("Node times from this query may be wrong. If this repeats, SET fasttime.clock_source = clock_gettime.")));
-		ft_clock_disagreed();
+		client_warned = true;
 		reported = true;
 	}
+	else if (first)
+	{
+		ereport(LOG,
+				(errmsg("fasttime: the TSC disagreed with clock_gettime during %s",
+						window ? "short queries nested in another" :
+						IsParallelWorker() ? "a query in a parallel worker" : "a query"),
+				 errdetail("Over %.3f ms of clock_gettime time, the TSC advanced %.3f ms. The plan node times of %s were taken with the TSC and are shown as measured.",
+						   (double) wall_ns / 1e6, (double) tsc_ns / 1e6,
+						   window ? "those queries" : "that query"),
+				 errhint("Node times from %s may be wrong. If this repeats, set fasttime.clock_source = clock_gettime.",
+						 window ? "those queries" : "that query")));
+		reported = true;
+	}
+	if (first)
+		ft_clock_disagreed();
 	if (!IsParallelWorker() && n >= fallback_after &&
 		ft_clock_fallback_reason() == NULL)
 	{
@@ -667,7 +720,7 @@ report_disagreement(int64 wall_ns, int64 tsc_ns, int64 wall_end, bool window)
 		else if (IsParallelWorker())
 			ereport(LOG,
 					(errmsg("the TSC disagreed with clock_gettime during a query again"),
-					 errdetail("Over %.3f ms of clock_gettime time, the TSC advanced %.3f ms in this parallel worker. The plan node times of that query were taken with the TSC and are shown as measured. Its leader has reported a disagreement to its client already.",
+					 errdetail("Over %.3f ms of clock_gettime time, the TSC advanced %.3f ms in this parallel worker. The plan node times of that query were taken with the TSC and are shown as measured. Its leader has reported a disagreement already.",
 							   (double) wall_ns / 1e6, (double) tsc_ns / 1e6),
 					 errhidestmt(true)));
 		else
@@ -689,16 +742,22 @@ report_disagreement(int64 wall_ns, int64 tsc_ns, int64 wall_end, bool window)
 		disagreements_unreported++;
 }
 
-/* Compare the clocks over the short queries left for later (check_clocks). */
+/*
+ * Compare the clocks over the short queries left for later (check_clocks),
+ * up to a stamp that may be end_slack off; one that read no TSC forward
+ * leaves them for the next.
+ */
 static void
-compare_pending_window(uint64 tsc_end, int64 wall_end)
+compare_pending_window(uint64 tsc_end, int64 wall_end, int64 end_slack)
 {
 	int64		wall_ns;
 	int64		tsc_ns;
 
+	if (end_slack < 0)
+		return;
 	window_pending = false;
 	if (clocks_disagree(last_window_tsc, last_window_wall_ns, tsc_end, wall_end,
-						&wall_ns, &tsc_ns))
+						last_window_slack_ns + end_slack, &wall_ns, &tsc_ns))
 		report_disagreement(wall_ns, tsc_ns, wall_end, true);
 }
 
@@ -718,6 +777,7 @@ check_clocks(FtQueryClock *qc)
 {
 	uint64		tsc_end;
 	int64		wall_end;
+	int64		end_slack;
 	int64		wall_ns;
 	int64		tsc_ns;
 
@@ -736,6 +796,7 @@ check_clocks(FtQueryClock *qc)
 				window_pending = true;
 				last_window_tsc = qc->tsc_start;
 				last_window_wall_ns = qc->wall_start_ns;
+				last_window_slack_ns = qc->start_slack_ns;
 			}
 #ifdef FASTTIME_FAULT_INJECTION
 			ft_fault_checks_deferred++;
@@ -744,12 +805,15 @@ check_clocks(FtQueryClock *qc)
 		}
 	}
 
-	paired_stamp(&tsc_end, &wall_end);
+	end_slack = paired_stamp(&tsc_end, &wall_end);
+	qc->checked = true;
+	/* a stamp that read no TSC forward: nothing to compare (a jump back) */
+	if (qc->start_slack_ns < 0 || end_slack < 0)
+		return;
 	/* this comparison starts no later than a pending window: it covers it */
 	window_pending = false;
-	qc->checked = true;
 	if (clocks_disagree(qc->tsc_start, qc->wall_start_ns, tsc_end, wall_end,
-						&wall_ns, &tsc_ns))
+						qc->start_slack_ns + end_slack, &wall_ns, &tsc_ns))
 	{
 		qc->disagreed = true;
 		report_disagreement(wall_ns, tsc_ns, wall_end, false);
@@ -764,11 +828,12 @@ compare_pending_now(void)
 {
 	uint64		tsc;
 	int64		wall;
+	int64		slack;
 
 	if (!window_pending)
 		return;
-	paired_stamp(&tsc, &wall);
-	compare_pending_window(tsc, wall);
+	slack = paired_stamp(&tsc, &wall);
+	compare_pending_window(tsc, wall, slack);
 }
 
 /*
@@ -903,18 +968,27 @@ ft_ExecutorEnd(QueryDesc *queryDesc)
 }
 
 /*
- * At the end of a top-level transaction no executor is left running, so
- * no note or frame can be in use: a backstop to the memory callbacks.
+ * Just before a top-level transaction commits (deferred triggers and
+ * portals are done by then), compare the clocks over the short queries
+ * still to be compared, where reporting and falling back may still
+ * allocate and fail; after a commit nothing may.  An abort drops them:
+ * their statement failed, and an abort is no place to allocate either.
+ * At the end no executor is left running, so no note or frame can be in
+ * use: a backstop to the memory callbacks.
  */
 static void
 ft_xact_callback(XactEvent event, void *arg)
 {
+	if (event == XACT_EVENT_PRE_COMMIT ||
+		event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
+		event == XACT_EVENT_PRE_PREPARE)
+		compare_pending_now();
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
 		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PREPARE)
 	{
 		n_query_clocks = 0;
-		compare_pending_now();
+		window_pending = false;
 	}
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
 	{

@@ -67,6 +67,7 @@ typedef struct FtQueryClock
 	FtFreqOrigin tsc_hz_origin; /* where that frequency came from */
 	uint64_t	tsc_start;		/* both clocks at start, when tsc */
 	int64_t		wall_start_ns;
+	int64_t		start_slack_ns; /* how far they may be off (paired_stamp) */
 } FtQueryClock;
 
 extern const FtQueryClock *ft_find_query_clock(const struct PlannedStmt *plannedstmt);

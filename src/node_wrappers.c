@@ -681,7 +681,7 @@ ft_wrappers_learn_stock(void)
 				   stock_first != probe_exec_proc_node &&
 				   stock_instr != probe_exec_proc_node);
 	if (!stock_known)
-		ereport(WARNING,
+		ereport(LOG,
 				(errmsg("fasttime could not identify the executor's instrumentation wrappers"),
 				 errdetail("Plan nodes will be instrumented by stock PostgreSQL.")));
 }
