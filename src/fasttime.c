@@ -73,14 +73,18 @@ void		_PG_init(void);
  * setting, so there it must cost and say nothing: detecting the facts
  * calibrates for up to ~100 ms, and a refusal there would fail the
  * function's every call, or warn each new connection, from the day the
- * database moves to a machine whose TSC is unusable.  So "tsc" is checked
+ * database moves to a machine whose TSC is unusable.  So "tsc" is refused
  * only where a DBA sets it and expects the answer at once: at server start
  * when preloaded (a bad "tsc" stops the server, as huge_pages = on does),
- * for a SET statement of its own (PGC_S_SESSION with no snapshot), for DDL
- * that stores the value (PGC_S_TEST), and for ALTER SYSTEM (PGC_S_FILE
- * inside a transaction; a reload of the file is processed between
- * transactions).  Elsewhere "tsc" is accepted, and where the TSC is
- * unusable plan nodes are timed with clock_gettime, as SHOW
+ * for a SET statement of its own (PGC_S_SESSION with no snapshot), for
+ * ALTER SYSTEM (PGC_S_FILE inside a transaction), and at a reload of the
+ * configuration file where the facts are known (the postmaster's, when
+ * preloaded: the value a restart would refuse is not taken, and the
+ * reload logs why).  DDL that stores the value (PGC_S_TEST: CREATE
+ * FUNCTION ... SET, ALTER ROLE ... SET, and so a restored dump) draws a
+ * NOTICE and stores it, as PostgreSQL's own checks of a tablespace or a
+ * search path do there.  Elsewhere "tsc" is accepted silently, and where
+ * the TSC is unusable plan nodes are timed with clock_gettime, as SHOW
  * fasttime.clock_source_status tells.  Parallel workers accept what their
  * leader checked.
  */
@@ -95,26 +99,33 @@ check_clock_source(int *newval, void **extra, GucSource source)
 	if (!process_shared_preload_libraries_in_progress &&
 		source != PGC_S_TEST &&
 		!(source == PGC_S_SESSION && !ActiveSnapshotSet()) &&
-		!(source == PGC_S_FILE && IsTransactionState()))
+		!(source == PGC_S_FILE && (IsTransactionState() || ft_facts_detected())))
 		return true;
 
 	d = ft_get_decision(FT_SETTING_TSC);
-	if (d->refused)
+	if (!d->refused)
+		return true;
+	if (source == PGC_S_TEST)
 	{
-		if (process_shared_preload_libraries_in_progress)
-		{
-			strlcpy(ft_startup_refusal, d->reason,
-					sizeof(ft_startup_refusal));
-			ft_startup_refusal_source = source;
-		}
-		GUC_check_errcode(ERRCODE_FEATURE_NOT_SUPPORTED);
-		GUC_check_errmsg("fasttime.clock_source cannot be \"tsc\" on this machine");
-		GUC_check_errdetail("%s", ft_sentence(d->reason));
-		GUC_check_errhint("Use \"try_tsc\" to use the %s only where it is usable, or \"auto\".",
-						  ft_counter_name(ft_get_facts()));
-		return false;
+		ereport(NOTICE,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("fasttime.clock_source cannot be \"tsc\" on this machine"),
+				 errdetail("%s", ft_sentence(d->reason)),
+				 errhint("The setting is stored; where it applies on this machine, plan nodes are timed with clock_gettime, as with \"try_tsc\".")));
+		return true;
 	}
-	return true;
+	if (process_shared_preload_libraries_in_progress)
+	{
+		strlcpy(ft_startup_refusal, d->reason,
+				sizeof(ft_startup_refusal));
+		ft_startup_refusal_source = source;
+	}
+	GUC_check_errcode(ERRCODE_FEATURE_NOT_SUPPORTED);
+	GUC_check_errmsg("fasttime.clock_source cannot be \"tsc\" on this machine");
+	GUC_check_errdetail("%s", ft_sentence(d->reason));
+	GUC_check_errhint("Use \"try_tsc\" to use the %s only where it is usable, or \"auto\".",
+					  ft_counter_name(ft_get_facts()));
+	return false;
 }
 
 /* SHOW fasttime.clock_source_status: what is in effect now. */

@@ -83,6 +83,8 @@ static bool client_warned = false;
 
 /* the last stamp taken, reusable for FT_STAMP_REUSE_NS (query_start_stamp) */
 #define FT_STAMP_REUSE_NS		40000
+/* a stamp less sure than this is not compared at all (paired_stamp) */
+#define FT_STAMP_MAX_SLACK_NS	1000000
 static bool last_stamp_valid = false;
 static uint64 last_stamp_tsc;
 static int64 last_stamp_wall_ns;
@@ -106,7 +108,8 @@ static void compare_pending_window(uint64 tsc_end, int64 wall_end,
  * When every try was interrupted, the narrowest one is kept and half its
  * width returned, to be added to the tolerance: a busy machine must not
  * make clocks that agree look as if they did not.  -1 when no pair read
- * the TSC forward: nothing to compare with.
+ * the TSC forward, or the narrowest leaves the stamp more than
+ * FT_STAMP_MAX_SLACK_NS unsure: nothing worth comparing with.
  */
 static int64
 paired_stamp(uint64 *tsc, int64 *wall_ns)
@@ -140,13 +143,26 @@ paired_stamp(uint64 *tsc, int64 *wall_ns)
 			return 0;
 		}
 	}
-	if (best < 0)
+	if (best < 0 || best / 2 > FT_STAMP_MAX_SLACK_NS)
 	{
 		*tsc = 0;
 		*wall_ns = 0;
 		return -1;
 	}
 	return best / 2;
+}
+
+/* Was the last stamp good, and taken at most max_ns ago by the TSC? */
+static inline bool
+last_stamp_within(int64 max_ns)
+{
+	uint64		now;
+
+	if (!last_stamp_valid)
+		return false;
+	now = ft_node_ticks();
+	return now >= last_stamp_tsc &&
+		ft_ticks_to_ns(&ft_conv, (int64) (now - last_stamp_tsc)) <= (uint64) max_ns;
 }
 
 /*
@@ -167,20 +183,14 @@ query_start_stamp(uint64 *tsc, int64 *wall_ns)
 	StaticAssertStmt(FT_STAMP_REUSE_NS < FT_DRIFT_TOLERANCE_NS,
 					 "a reused stamp's gap must stay below the tolerance");
 
-	if (last_stamp_valid)
+	if (last_stamp_within(FT_STAMP_REUSE_NS))
 	{
-		uint64		now = ft_node_ticks();
-
-		if (now >= last_stamp_tsc &&
-			ft_ticks_to_ns(&ft_conv, (int64) (now - last_stamp_tsc)) <= FT_STAMP_REUSE_NS)
-		{
-			*tsc = last_stamp_tsc;
-			*wall_ns = last_stamp_wall_ns;
+		*tsc = last_stamp_tsc;
+		*wall_ns = last_stamp_wall_ns;
 #ifdef FASTTIME_FAULT_INJECTION
-			ft_fault_stamps_reused++;
+		ft_fault_stamps_reused++;
 #endif
-			return 0;
-		}
+		return 0;
 	}
 	slack = paired_stamp(tsc, wall_ns);
 	if (window_pending)
@@ -970,11 +980,12 @@ ft_ExecutorEnd(QueryDesc *queryDesc)
 /*
  * Just before a top-level transaction commits (deferred triggers and
  * portals are done by then), compare the clocks over the short queries
- * still to be compared, where reporting and falling back may still
- * allocate and fail; after a commit nothing may.  An abort drops them:
- * their statement failed, and an abort is no place to allocate either.
- * At the end no executor is left running, so no note or frame can be in
- * use: a backstop to the memory callbacks.
+ * still to be compared, where reporting and falling back may allocate;
+ * after a commit nothing should.  An abort leaves them to the next
+ * comparison (the next stamp taken, or the next commit), which covers
+ * them: an abort is no place to allocate either.  At the end no executor
+ * is left running, so no note or frame can be in use: a backstop to the
+ * memory callbacks.
  */
 static void
 ft_xact_callback(XactEvent event, void *arg)
@@ -988,7 +999,8 @@ ft_xact_callback(XactEvent event, void *arg)
 		event == XACT_EVENT_PREPARE)
 	{
 		n_query_clocks = 0;
-		window_pending = false;
+		if (event != XACT_EVENT_ABORT && event != XACT_EVENT_PARALLEL_ABORT)
+			window_pending = false;
 	}
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
 	{

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """test/tsc_explained.py WATCH_LOG MARK < TEXT
 
-Are fasttime's clock WARNINGs in TEXT (client stderr or a server log) the
-machine's doing?  WATCH_LOG is test/tsc_watch.c's log, MARK a byte offset
+Are fasttime's reports of a clock disagreement in TEXT (client stderr or a
+server log) the machine's doing?  A report is a line saying "fasttime: the
+TSC disagreed with clock_gettime": a WARNING to the client of EXPLAIN, a
+LOG line for auto_explain's queries and parallel workers.  WATCH_LOG is test/tsc_watch.c's log, MARK a byte offset
 into it taken before the statements that produced TEXT ran.
 
 Exit 0, printing a one-line explanation, when TEXT has at least one
-WARNING, every WARNING is fasttime's "the TSC disagreed with clock_gettime"
-and the disagreement each one reports (the TSC's advance less
+report, every WARNING in it is such a report, and the disagreement each
+report gives (the TSC's advance less
 clock_gettime's, from its DETAIL) equals, within 1 ms + 1 %, the sum of
 some of the jumps the witness logged after MARK.  Exit 1, printing why,
 otherwise: no witness, no jump witnessed, another WARNING, or a
@@ -26,17 +28,19 @@ def main():
         print("usage: tsc_explained.py WATCH_LOG MARK < TEXT", file=sys.stderr)
         return 2
     text = sys.stdin.read()
-    warnings = [l for l in text.splitlines() if "WARNING:" in l]
-    if not warnings:
-        print("no WARNING to explain")
+    report = "fasttime: the TSC disagreed with clock_gettime"
+    lines = text.splitlines()
+    reports = [l for l in lines if report in l]
+    if not reports:
+        print("no report of a TSC disagreement to explain")
         return 1
-    other = [l for l in warnings if "fasttime: the TSC disagreed with clock_gettime" not in l]
+    other = [l for l in lines if "WARNING:" in l and report not in l]
     if other:
         print("a WARNING other than the TSC disagreement: " + other[0].strip())
         return 1
     disagreements = [float(b) - float(a) for a, b in DETAIL.findall(text)]
-    if len(disagreements) < len(warnings):
-        print("a TSC-disagreement WARNING without its DETAIL")
+    if len(disagreements) < len(reports):
+        print("a TSC-disagreement report without its DETAIL")
         return 1
     try:
         with open(sys.argv[1], "rb") as f:

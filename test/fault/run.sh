@@ -144,8 +144,9 @@ else
 	t_ok $([ "$out" = tsc ] && echo 0 || echo 1) "clock_source = tsc is in effect" "$out"
 	# for the fact faults below: a function declared with "tsc" while the
 	# TSC was usable
-	q -c "CREATE FUNCTION f_tsc() RETURNS text LANGUAGE sql SET fasttime.clock_source = tsc
-		AS \$\$SELECT current_setting('fasttime.clock_source_status')\$\$" >/dev/null 2>&1
+	out=$(q -c "CREATE FUNCTION f_tsc() RETURNS text LANGUAGE sql SET fasttime.clock_source = tsc
+		AS \$\$SELECT current_setting('fasttime.clock_source') || ' ' || current_setting('fasttime.clock_source_status')\$\$" 2>&1)
+	t_ok $? "a function declared with SET fasttime.clock_source = tsc is created" "$out"
 	H='SET fasttime.fault_tick_amount_ns = 3.6e12'	# one hour
 	explain_case "no fault, serial" no "$tsc; $serial"
 	explain_case "no fault, parallel" no "$tsc; $parallel"
@@ -234,9 +235,34 @@ fact_case() {	# fact_case TOKEN NEEDLE TSC_REFUSED(yes|no)
 		# still runs, every call, on clock_gettime and silently
 		if [ "$(q -c "SELECT to_regproc('f_tsc') IS NOT NULL")" = t ]; then
 			out=$(q -c "SELECT f_tsc()" -c "SELECT f_tsc()" 2>&1)
-			t_ok $([ "$out" = $'clock_gettime\nclock_gettime' ] && echo 0 || echo 1) \
+			t_ok $([ "$out" = $'tsc clock_gettime\ntsc clock_gettime' ] && echo 0 || echo 1) \
 				"$tok: a function declared with clock_source = tsc runs, on clock_gettime, without a word" "$out"
+		else
+			t_skip "$tok: no function declared with clock_source = tsc (the TSC was not usable when it was to be created)"
 		fi
+		# DDL storing "tsc" here (a restored dump): a NOTICE, and stored
+		out=$(q -c "SET client_min_messages = notice" -c "CREATE FUNCTION f_tsc2() RETURNS text LANGUAGE sql
+			SET fasttime.clock_source = tsc AS \$\$SELECT current_setting('fasttime.clock_source_status')\$\$" \
+			-c "SELECT f_tsc2()" -c "DROP FUNCTION f_tsc2()" 2>&1)
+		grep -q 'NOTICE:  fasttime.clock_source cannot be "tsc" on this machine' <<<"$out" &&
+			grep -q "DETAIL:.*$needle" <<<"$out" && grep -q '^clock_gettime$' <<<"$out" &&
+			! grep -q 'ERROR' <<<"$out"
+		t_ok $? "$tok: CREATE FUNCTION ... SET clock_source = tsc draws a NOTICE naming the cause, and the function runs on clock_gettime" "$out"
+		# a reload of a postgresql.conf saying "tsc": refused (the next start
+		# would fail), logged with why, the old value kept
+		off=$(log_size)
+		ft_as_owner sh -c "echo 'fasttime.clock_source = tsc # fault test' >> '$dir/data/postgresql.conf'"
+		q -c "SELECT pg_reload_conf()" >/dev/null 2>&1
+		sleep 1
+		out=$(q -c "SHOW fasttime.clock_source" 2>&1)
+		ft_as_owner sed -i '/# fault test$/d' "$dir/data/postgresql.conf"
+		q -c "SELECT pg_reload_conf()" >/dev/null 2>&1
+		sleep 1
+		logged=$(log_since "$off")
+		[ "$out" = auto ] && grep -q 'LOG:  fasttime.clock_source cannot be "tsc" on this machine' <<<"$logged" &&
+			grep -q 'contains errors; unaffected changes were applied' <<<"$logged"
+		t_ok $? "$tok: a reload with clock_source = tsc in postgresql.conf is refused and logged, auto kept" \
+			"SHOW: $out; log: $(head -n 8 <<<"$logged")"
 	else
 		t_ok $([ "$out" = tsc ] && echo 0 || echo 1) \
 			"$tok: an explicit tsc overrides auto's caution" "$out"

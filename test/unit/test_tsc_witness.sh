@@ -64,6 +64,10 @@ why=$({ warn 100 486999110.283; warn 50 47; } | judge "$log" "$mark")
 t_ok $? "two WARNINGs, each the size of some witnessed jumps, are the machine's ($why)" "$why"
 why=$(warn 240.424 486999250.706 | judge "$tmp/none.log" 0)
 t_ok $([ $? = 1 ] && echo 0 || echo 1) "with no witness, no WARNING is the machine's" "$why"
+why=$({ printf 'LOG:  fasttime: the TSC disagreed with clock_gettime during a query\n'; printf 'DETAIL:  Over 100 ms of clock_gettime time, the TSC advanced 486999110.283 ms. The plan node times of that query were taken with the TSC and are shown as measured.\n'; } | judge "$log" "$mark")
+t_ok $? "a disagreement logged at LOG (auto_explain's query), the size of a witnessed jump, is the machine's ($why)" "$why"
+why=$(printf 'LOG:  fasttime: the TSC disagreed with clock_gettime during a query\n' | judge "$log" "$mark")
+t_ok $([ $? = 1 ] && echo 0 || echo 1) "a disagreement at LOG without its DETAIL is not explained" "$why"
 why=$(echo 'NOTICE:  nothing' | judge "$log" "$mark")
 t_ok $([ $? = 1 ] && echo 0 || echo 1) "text with no WARNING has nothing to explain" "$why"
 
