@@ -94,6 +94,7 @@ static bool window_pending = false;
 static uint64 last_window_tsc;
 static int64 last_window_wall_ns;
 static int64 last_window_slack_ns;
+static bool last_window_core_ticks;	/* the first one's units (clocks_disagree) */
 
 static void compare_pending_window(uint64 tsc_end, int64 wall_end,
 								   int64 end_slack);
@@ -634,17 +635,28 @@ ft_find_query_clock(const PlannedStmt *plannedstmt)
  * The two clocks' time over an interval, and whether they disagree beyond
  * the tolerance: 50 us (the reads' spread, a reused stamp's gap) plus
  * 0.1 % (the frequency's error), plus the stamps' slack (paired_stamp).
+ *
+ * The TSC's time is what the node times of the queries compared were
+ * converted with: fasttime's frequency, or, where they were written as the
+ * server's own TSC ticks (core_ticks, PostgreSQL 19's TSC clock), the
+ * server's conversion, which EXPLAIN then applies; a check of fasttime's
+ * frequency would vouch for one that converted nothing.
  */
 static bool
 clocks_disagree(uint64 tsc_start, int64 wall_start, uint64 tsc_end,
-				int64 wall_end, int64 slack, int64 *wall_ns, int64 *tsc_ns)
+				int64 wall_end, int64 slack, bool core_ticks,
+				int64 *wall_ns, int64 *tsc_ns)
 {
 	int64		tsc_delta = (int64) (tsc_end - tsc_start);
+	double		core_ns_per_tick = core_ticks ? ft_core_ns_per_tick() : 0.0;
 	int64		tolerance;
 
 	*wall_ns = wall_end - wall_start;
-	*tsc_ns = tsc_delta < 0 ? -(int64) ft_ticks_to_ns(&ft_conv, -tsc_delta) :
-		(int64) ft_ticks_to_ns(&ft_conv, tsc_delta);
+	if (core_ns_per_tick > 0)
+		*tsc_ns = (int64) ((double) tsc_delta * core_ns_per_tick);
+	else
+		*tsc_ns = tsc_delta < 0 ? -(int64) ft_ticks_to_ns(&ft_conv, -tsc_delta) :
+			(int64) ft_ticks_to_ns(&ft_conv, tsc_delta);
 	tolerance = FT_DRIFT_TOLERANCE_NS + slack +
 		*wall_ns / (1000000 / FT_DRIFT_TOLERANCE_PPM);
 	return *tsc_ns > *wall_ns + tolerance || *tsc_ns < *wall_ns - tolerance;
@@ -767,7 +779,8 @@ compare_pending_window(uint64 tsc_end, int64 wall_end, int64 end_slack)
 		return;
 	window_pending = false;
 	if (clocks_disagree(last_window_tsc, last_window_wall_ns, tsc_end, wall_end,
-						last_window_slack_ns + end_slack, &wall_ns, &tsc_ns))
+						last_window_slack_ns + end_slack, last_window_core_ticks,
+						&wall_ns, &tsc_ns))
 		report_disagreement(wall_ns, tsc_ns, wall_end, true);
 }
 
@@ -807,6 +820,7 @@ check_clocks(FtQueryClock *qc)
 				last_window_tsc = qc->tsc_start;
 				last_window_wall_ns = qc->wall_start_ns;
 				last_window_slack_ns = qc->start_slack_ns;
+				last_window_core_ticks = qc->units.core_ticks;
 			}
 #ifdef FASTTIME_FAULT_INJECTION
 			ft_fault_checks_deferred++;
@@ -823,7 +837,8 @@ check_clocks(FtQueryClock *qc)
 	/* this comparison starts no later than a pending window: it covers it */
 	window_pending = false;
 	if (clocks_disagree(qc->tsc_start, qc->wall_start_ns, tsc_end, wall_end,
-						qc->start_slack_ns + end_slack, &wall_ns, &tsc_ns))
+						qc->start_slack_ns + end_slack, qc->units.core_ticks,
+						&wall_ns, &tsc_ns))
 	{
 		qc->disagreed = true;
 		report_disagreement(wall_ns, tsc_ns, wall_end, false);

@@ -323,6 +323,51 @@ is($fresh{tsc_disagreements}, '0', 'a new session has counted no disagreement');
 	unlike($log, $fallback_re, 'rate limit: no fallback logged');
 }
 
+# ---- a wrong frequency, and the conversion that counts -------------------
+# fasttime's frequency 1 % off, unnoticed (FASTTIME_FAULT_FACTS token
+# freq_skew_1pct): where fasttime converts the node times (up to 18, and 19
+# on the system clock), the per-query check must catch it, since every
+# node time is 1 % off; where they are written as the server's own TSC
+# ticks (19's TSC clock in effect), the server's conversion makes them,
+# they are right, and the check must say nothing: it judges the
+# conversion the times were made with.
+{
+	$node->stop;
+	local $ENV{FASTTIME_FAULT_FACTS} = 'machine_a,freq_skew_1pct';
+	$node->start;
+	($rc, $out, $err) = ft_sql($node, "SET fasttime.clock_source = tsc; $exact $serial
+		SELECT 'unit:' || coalesce(max(value) FILTER (WHERE name = 'node_time_unit'), 'nanoseconds')
+		  FROM fasttime_status();
+		EXPLAIN (ANALYZE, COSTS OFF, FORMAT JSON) SELECT count(*) FROM generate_series(1, 400000) g WHERE g % 7 <> 3;
+		EXPLAIN (ANALYZE, COSTS OFF, FORMAT JSON) SELECT count(*) FROM generate_series(1, 400000) g WHERE g % 7 <> 3;
+		SELECT 'disagreements:' || value FROM fasttime_status() WHERE name = 'tsc_disagreements';
+		SELECT 'status:' || current_setting('fasttime.clock_source_status');");
+	is($rc, 0, 'frequency 1 % off: the session ran') or diag($err);
+	my %v = keyed($out);
+	my @execs = $out =~ /"Execution Time": ([\d.]+)/g;
+	my $short = grep { $_ < 10 } @execs;
+	if ($v{status} ne 'tsc')
+	{
+		note("the TSC is not in effect under the skewed facts ($v{status})");
+	}
+	elsif ($short)
+	{
+		note("a query ran under 10 ms (@execs): 1 % of it may hide within the 50 us tolerance");
+	}
+	elsif (($v{unit} // '') eq 'tsc_ticks')
+	{
+		is($v{disagreements}, '0', "frequency 1 % off, times in the server's TSC ticks: no disagreement (@execs ms)")
+		  or diag($err);
+		unlike($err, $warning_re, "frequency 1 % off, times in the server's TSC ticks: no WARNING");
+	}
+	else
+	{
+		is($v{disagreements}, '2', "frequency 1 % off, times converted by fasttime: both queries disagree (@execs ms)")
+		  or diag($err);
+		like($err, $warning_re, 'frequency 1 % off, times converted by fasttime: the EXPLAIN warns');
+	}
+}
+
 unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC|server process .* was terminated/,
 	'no backend crashed');
 $node->stop;
