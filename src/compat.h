@@ -141,6 +141,7 @@ typedef struct FtInstrUnits
 	FtTickConv	tsc;			/* fasttime's TSC ticks to instr_time ticks */
 	FtTickConv	ns;				/* nanoseconds to instr_time ticks */
 	bool		core_ticks;		/* instr_time counts the server's TSC ticks */
+	double		core_ns_per_tick;	/* ... converted so by the server, or 0 */
 } FtInstrUnits;
 
 extern FT_HIDDEN FtInstrUnits ft_instr_units;
@@ -165,6 +166,7 @@ ft_instr_units_choose(FtInstrUnits *u, const FtTickConv *fasttime_tsc)
 	double		ticks_per_ns = ns_per_tick > 0 ? 1.0 / ns_per_tick : 1.0;
 
 	u->core_ticks = ft_core_tsc_enabled() && ns_per_tick > 0;
+	u->core_ns_per_tick = u->core_ticks ? ns_per_tick : 0.0;
 	ft_conv_init(&u->ns, 1e9);	/* the identity: 2^FT_CONV_SHIFT */
 	u->ns.mult = (uint64) (4294967296.0 * ticks_per_ns + 0.5);
 	if (u->core_ticks)

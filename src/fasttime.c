@@ -35,6 +35,9 @@ static char *ft_status_value = NULL;	/* fasttime.clock_source_status */
 static char ft_startup_refusal[sizeof(((FtDecision *) 0)->reason)];
 static GucSource ft_startup_refusal_source;
 
+/* _PG_init is defining fasttime.clock_source (check_clock_source) */
+static bool ft_defining_clock_source = false;
+
 static const struct config_enum_entry clock_source_options[] = {
 	{"auto", FT_SETTING_AUTO, false},
 	{"tsc", FT_SETTING_TSC, false},
@@ -83,10 +86,14 @@ void		_PG_init(void);
  * reload logs why).  DDL that stores the value (PGC_S_TEST: CREATE
  * FUNCTION ... SET, ALTER ROLE ... SET, and so a restored dump) draws a
  * NOTICE and stores it, as PostgreSQL's own checks of a tablespace or a
- * search path do there.  Elsewhere "tsc" is accepted silently, and where
- * the TSC is unusable plan nodes are timed with clock_gettime, as SHOW
- * fasttime.clock_source_status tells.  Parallel workers accept what their
- * leader checked.
+ * search path do there.  A value set before a backend loaded fasttime
+ * (postgresql.conf read by a server that does not preload it, then LOAD
+ * or CREATE EXTENSION in a transaction) is taken over when _PG_init
+ * defines the setting, not set there: accepted too, or every such
+ * backend would calibrate and warn.  Elsewhere "tsc" is accepted
+ * silently, and where the TSC is unusable plan nodes are timed with
+ * clock_gettime, as SHOW fasttime.clock_source_status tells.  Parallel
+ * workers accept what their leader checked.
  */
 static bool
 check_clock_source(int *newval, void **extra, GucSource source)
@@ -95,6 +102,8 @@ check_clock_source(int *newval, void **extra, GucSource source)
 
 	if (*newval != FT_SETTING_TSC ||
 		IsParallelWorker() || InitializingParallelWorker)
+		return true;
+	if (ft_defining_clock_source && !process_shared_preload_libraries_in_progress)
 		return true;
 	if (!process_shared_preload_libraries_in_progress &&
 		source != PGC_S_TEST &&
@@ -270,6 +279,7 @@ _PG_init(void)
 #ifdef FASTTIME_FAULT_INJECTION
 	ft_fault_init();			/* fault builds: before any fact is gathered */
 #endif
+	ft_defining_clock_source = true;
 	DefineCustomEnumVariable("fasttime.clock_source",
 							 "Clock used to time plan nodes (EXPLAIN ANALYZE, auto_explain).",
 							 "auto uses the TSC only where it is usable, the kernel uses it too, and it is cheaper; "
@@ -282,6 +292,7 @@ _PG_init(void)
 							 check_clock_source,
 							 NULL,
 							 NULL);
+	ft_defining_clock_source = false;
 
 	DefineCustomStringVariable("fasttime.clock_source_status",
 							   "Shows the clock plan nodes are timed with: tsc or clock_gettime.",

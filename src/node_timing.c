@@ -94,7 +94,12 @@ static bool window_pending = false;
 static uint64 last_window_tsc;
 static int64 last_window_wall_ns;
 static int64 last_window_slack_ns;
-static bool last_window_core_ticks;	/* the first one's units (clocks_disagree) */
+static double last_window_core_ns_per_tick;	/* the first one's (clocks_disagree) */
+/* ... ended by an abort, with this stamp, and still to be compared */
+static bool window_end_taken = false;
+static uint64 window_end_tsc;
+static int64 window_end_wall_ns;
+static int64 window_end_slack_ns;
 
 static void compare_pending_window(uint64 tsc_end, int64 wall_end,
 								   int64 end_slack);
@@ -638,22 +643,28 @@ ft_find_query_clock(const PlannedStmt *plannedstmt)
  *
  * The TSC's time is what the node times of the queries compared were
  * converted with: fasttime's frequency, or, where they were written as the
- * server's own TSC ticks (core_ticks, PostgreSQL 19's TSC clock), the
- * server's conversion, which EXPLAIN then applies; a check of fasttime's
- * frequency would vouch for one that converted nothing.
+ * server's own TSC ticks (PostgreSQL 19's TSC clock), the server's
+ * conversion as it was when the query started (core_ns_per_tick, from its
+ * units), which EXPLAIN then applies; a check of fasttime's frequency
+ * would vouch for one that converted nothing.
  */
 static bool
 clocks_disagree(uint64 tsc_start, int64 wall_start, uint64 tsc_end,
-				int64 wall_end, int64 slack, bool core_ticks,
+				int64 wall_end, int64 slack, double core_ns_per_tick,
 				int64 *wall_ns, int64 *tsc_ns)
 {
 	int64		tsc_delta = (int64) (tsc_end - tsc_start);
-	double		core_ns_per_tick = core_ticks ? ft_core_ns_per_tick() : 0.0;
 	int64		tolerance;
 
 	*wall_ns = wall_end - wall_start;
 	if (core_ns_per_tick > 0)
-		*tsc_ns = (int64) ((double) tsc_delta * core_ns_per_tick);
+	{
+		double		ns = (double) tsc_delta * core_ns_per_tick;
+
+		/* a jump of centuries saturates, as ft_ticks_to_ns does */
+		*tsc_ns = ns >= 9.0e18 ? INT64CONST(9000000000000000000) :
+			ns <= -9.0e18 ? -INT64CONST(9000000000000000000) : (int64) ns;
+	}
 	else
 		*tsc_ns = tsc_delta < 0 ? -(int64) ft_ticks_to_ns(&ft_conv, -tsc_delta) :
 			(int64) ft_ticks_to_ns(&ft_conv, tsc_delta);
@@ -767,7 +778,10 @@ report_disagreement(int64 wall_ns, int64 tsc_ns, int64 wall_end, bool window)
 /*
  * Compare the clocks over the short queries left for later (check_clocks),
  * up to a stamp that may be end_slack off; one that read no TSC forward
- * leaves them for the next.
+ * leaves them for the next.  Short queries whose transaction aborted are
+ * compared up to the stamp taken then (ft_xact_callback), whatever this
+ * one: the time since may be idle, and 0.1 % of an idle hour would hide a
+ * jump.
  */
 static void
 compare_pending_window(uint64 tsc_end, int64 wall_end, int64 end_slack)
@@ -775,11 +789,21 @@ compare_pending_window(uint64 tsc_end, int64 wall_end, int64 end_slack)
 	int64		wall_ns;
 	int64		tsc_ns;
 
+	if (window_end_taken)
+	{
+		tsc_end = window_end_tsc;
+		wall_end = window_end_wall_ns;
+		end_slack = window_end_slack_ns;
+		window_end_taken = false;
+		if (end_slack < 0)
+			window_pending = false;
+	}
 	if (end_slack < 0)
 		return;
 	window_pending = false;
 	if (clocks_disagree(last_window_tsc, last_window_wall_ns, tsc_end, wall_end,
-						last_window_slack_ns + end_slack, last_window_core_ticks,
+						last_window_slack_ns + end_slack,
+						last_window_core_ns_per_tick,
 						&wall_ns, &tsc_ns))
 		report_disagreement(wall_ns, tsc_ns, wall_end, true);
 }
@@ -804,6 +828,10 @@ check_clocks(FtQueryClock *qc)
 	int64		wall_ns;
 	int64		tsc_ns;
 
+	/* short queries of an aborted transaction: up to the abort */
+	if (window_pending && window_end_taken)
+		compare_pending_window(0, 0, -1);
+
 	if (n_query_clocks > 1 && last_stamp_valid &&
 		last_stamp_tsc == qc->tsc_start && last_stamp_wall_ns == qc->wall_start_ns)
 	{
@@ -820,7 +848,7 @@ check_clocks(FtQueryClock *qc)
 				last_window_tsc = qc->tsc_start;
 				last_window_wall_ns = qc->wall_start_ns;
 				last_window_slack_ns = qc->start_slack_ns;
-				last_window_core_ticks = qc->units.core_ticks;
+				last_window_core_ns_per_tick = qc->units.core_ns_per_tick;
 			}
 #ifdef FASTTIME_FAULT_INJECTION
 			ft_fault_checks_deferred++;
@@ -837,7 +865,7 @@ check_clocks(FtQueryClock *qc)
 	/* this comparison starts no later than a pending window: it covers it */
 	window_pending = false;
 	if (clocks_disagree(qc->tsc_start, qc->wall_start_ns, tsc_end, wall_end,
-						qc->start_slack_ns + end_slack, qc->units.core_ticks,
+						qc->start_slack_ns + end_slack, qc->units.core_ns_per_tick,
 						&wall_ns, &tsc_ns))
 	{
 		qc->disagreed = true;
@@ -996,11 +1024,11 @@ ft_ExecutorEnd(QueryDesc *queryDesc)
  * Just before a top-level transaction commits (deferred triggers and
  * portals are done by then), compare the clocks over the short queries
  * still to be compared, where reporting and falling back may allocate;
- * after a commit nothing should.  An abort leaves them to the next
- * comparison (the next stamp taken, or the next commit), which covers
- * them: an abort is no place to allocate either.  At the end no executor
- * is left running, so no note or frame can be in use: a backstop to the
- * memory callbacks.
+ * after a commit nothing should.  An abort is no place to allocate
+ * either: it only takes the stamp that ends them, and the next comparison
+ * compares them up to it (compare_pending_window).  At the end no
+ * executor is left running, so no note or frame can be in use: a
+ * backstop to the memory callbacks.
  */
 static void
 ft_xact_callback(XactEvent event, void *arg)
@@ -1015,7 +1043,16 @@ ft_xact_callback(XactEvent event, void *arg)
 	{
 		n_query_clocks = 0;
 		if (event != XACT_EVENT_ABORT && event != XACT_EVENT_PARALLEL_ABORT)
+		{
 			window_pending = false;
+			window_end_taken = false;
+		}
+		else if (window_pending && !window_end_taken)
+		{
+			window_end_slack_ns = paired_stamp(&window_end_tsc,
+											   &window_end_wall_ns);
+			window_end_taken = true;
+		}
 	}
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
 	{

@@ -338,21 +338,23 @@ is($fresh{tsc_disagreements}, '0', 'a new session has counted no disagreement');
 	($rc, $out, $err) = ft_sql($node, "SET fasttime.clock_source = tsc; $exact $serial
 		SELECT 'unit:' || coalesce(max(value) FILTER (WHERE name = 'node_time_unit'), 'nanoseconds')
 		  FROM fasttime_status();
-		EXPLAIN (ANALYZE, COSTS OFF, FORMAT JSON) SELECT count(*) FROM generate_series(1, 400000) g WHERE g % 7 <> 3;
-		EXPLAIN (ANALYZE, COSTS OFF, FORMAT JSON) SELECT count(*) FROM generate_series(1, 400000) g WHERE g % 7 <> 3;
+		EXPLAIN (ANALYZE, COSTS OFF, FORMAT JSON) SELECT count(*) FROM generate_series(1, 6000000) g WHERE g % 7 <> 3;
+		EXPLAIN (ANALYZE, COSTS OFF, FORMAT JSON) SELECT count(*) FROM generate_series(1, 6000000) g WHERE g % 7 <> 3;
 		SELECT 'disagreements:' || value FROM fasttime_status() WHERE name = 'tsc_disagreements';
 		SELECT 'status:' || current_setting('fasttime.clock_source_status');");
 	is($rc, 0, 'frequency 1 % off: the session ran') or diag($err);
 	my %v = keyed($out);
 	my @execs = $out =~ /"Execution Time": ([\d.]+)/g;
-	my $short = grep { $_ < 10 } @execs;
+	# 1 % of a query must stand well clear of the tolerance: 50 us + 0.1 %,
+	# plus up to 1 ms of each stamp's doubt on a busy machine
+	my $short = grep { $_ < 400 } @execs;
 	if ($v{status} ne 'tsc')
 	{
 		note("the TSC is not in effect under the skewed facts ($v{status})");
 	}
 	elsif ($short)
 	{
-		note("a query ran under 10 ms (@execs): 1 % of it may hide within the 50 us tolerance");
+		note("a query ran under 400 ms (@execs): 1 % of it may hide within the tolerance");
 	}
 	elsif (($v{unit} // '') eq 'tsc_ticks')
 	{

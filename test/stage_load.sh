@@ -101,7 +101,7 @@ failed_tx=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$ou
 # WARNINGs alone: each must match a witnessed jump, and every ERROR must be
 # ft_explain_check()'s.
 jumped=
-warned=$(grep -A1 'fasttime: the TSC disagreed' "$log")
+warned=$(grep -A1 -E '(WARNING|LOG): +(fasttime: )?the TSC disagreed' "$log")
 if [ -n "$warned" ] && why=$(ft_tsc_explained "$mark" <<<"$warned"); then
 	echo "# $why"
 	if ! grep -E 'ERROR:' "$log" | grep -qv 'fasttime load check: insane node times'; then
@@ -126,13 +126,13 @@ counts=$(sed -nE 's/^ - ([0-9]+) transactions .*/\1/p' <<<"$out" | tr '\n' ' ')
 t_ok $([ "$(wc -w <<<"$counts")" = 4 ] && ! grep -qw 0 <<<"$counts" && echo 0 || echo 1) \
 	"every script ran transactions ($counts)" "$(grep -A4 -E '^SQL script' <<<"$out")"
 
-warn=$(grep -c 'fasttime: the TSC disagreed' "$log")
+warn=$(grep -cE '(WARNING|LOG): +(fasttime: )?the TSC disagreed' "$log")
 if [ "$warn" != 0 ] && why=$(ft_tsc_explained "$mark" <<<"$warned"); then
 	t_ok 0 "$warn TSC-disagreement WARNINGs under load, all the machine's ($why)"
 else
 t_ok $([ "$warn" = 0 ] && echo 0 || echo 1) \
 	"no TSC-disagreement WARNING under load ($warn)" \
-	"$(grep -A1 'fasttime: the TSC disagreed' "$log" | head -n 8)"
+	"$(grep -A1 -E '(WARNING|LOG): +(fasttime: )?the TSC disagreed' "$log" | head -n 8)"
 fi
 ae=$(grep -c 'duration: .* ms  plan:' "$log")
 t_ok $([ "$ae" -gt 0 ] && echo 0 || echo 1) "auto_explain logged $ae analyzed plans (>= 100 ms) under load"

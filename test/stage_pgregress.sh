@@ -244,8 +244,8 @@ for r in $runs; do
 		"$(grep -E "terminated by signal|PANIC|TRAP:" "$work/$r/server.log" | head)"
 	# fasttime's WARNINGs, and its reports of a clock disagreement at LOG
 	# (auto_explain's queries, parallel workers)
-	warns=$(grep -cE "WARNING: +fasttime|LOG: +fasttime: the TSC disagreed" "$work/$r/server.log")
-	warned=$(grep -A1 -E "WARNING: +fasttime|LOG: +fasttime: the TSC disagreed" "$work/$r/server.log")
+	warns=$(grep -cE "WARNING: +fasttime|LOG: +(fasttime: )?the TSC disagreed" "$work/$r/server.log")
+	warned=$(grep -A1 -E "WARNING: +fasttime|LOG: +(fasttime: )?the TSC disagreed" "$work/$r/server.log")
 	if [ "$warns" != 0 ] && why=$(ft_tsc_explained "${mark[$r]}" <<<"$warned"); then
 		t_ok 0 "$r: fasttime's $warns WARNINGs all the machine's TSC jumps ($why)"
 	else

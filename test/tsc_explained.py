@@ -2,9 +2,10 @@
 """test/tsc_explained.py WATCH_LOG MARK < TEXT
 
 Are fasttime's reports of a clock disagreement in TEXT (client stderr or a
-server log) the machine's doing?  A report is a line saying "fasttime: the
-TSC disagreed with clock_gettime": a WARNING to the client of EXPLAIN, a
-LOG line for auto_explain's queries and parallel workers.  WATCH_LOG is test/tsc_watch.c's log, MARK a byte offset
+server log) the machine's doing?  A report is a WARNING or LOG line saying
+"(fasttime: )the TSC disagreed with clock_gettime": a WARNING to the client
+of EXPLAIN, a LOG line for auto_explain's queries, parallel workers and
+later disagreements.  WATCH_LOG is test/tsc_watch.c's log, MARK a byte offset
 into it taken before the statements that produced TEXT ran.
 
 Exit 0, printing a one-line explanation, when TEXT has at least one
@@ -20,6 +21,7 @@ import itertools
 import re
 import sys
 
+REPORT = re.compile(r"(WARNING|LOG): +(fasttime: )?the TSC disagreed with clock_gettime")
 DETAIL = re.compile(r"Over (-?[0-9.]+) ms of clock_gettime time, the TSC advanced (-?[0-9.]+) ms")
 
 
@@ -28,13 +30,15 @@ def main():
         print("usage: tsc_explained.py WATCH_LOG MARK < TEXT", file=sys.stderr)
         return 2
     text = sys.stdin.read()
-    report = "fasttime: the TSC disagreed with clock_gettime"
+    # "fasttime: the TSC disagreed with clock_gettime during ..." (a
+    # WARNING, or a first LOG line) and "the TSC disagreed with
+    # clock_gettime during a query again" (LOG), each with its DETAIL
     lines = text.splitlines()
-    reports = [l for l in lines if report in l]
+    reports = [l for l in lines if REPORT.search(l)]
     if not reports:
         print("no report of a TSC disagreement to explain")
         return 1
-    other = [l for l in lines if "WARNING:" in l and report not in l]
+    other = [l for l in lines if "WARNING:" in l and not REPORT.search(l)]
     if other:
         print("a WARNING other than the TSC disagreement: " + other[0].strip())
         return 1

@@ -253,12 +253,21 @@ fact_case() {	# fact_case TOKEN NEEDLE TSC_REFUSED(yes|no)
 		off=$(log_size)
 		ft_as_owner sh -c "echo 'fasttime.clock_source = tsc # fault test' >> '$dir/data/postgresql.conf'"
 		q -c "SELECT pg_reload_conf()" >/dev/null 2>&1
-		sleep 1
+		# the postmaster's verdict, logged once it has read the file
+		for _ in $(seq 50); do
+			grep -q 'contains errors\|parameter "fasttime.clock_source" changed' <<<"$(log_since "$off")" && break
+			sleep 0.2
+		done
 		out=$(q -c "SHOW fasttime.clock_source" 2>&1)
-		ft_as_owner sed -i '/# fault test$/d' "$dir/data/postgresql.conf"
-		q -c "SELECT pg_reload_conf()" >/dev/null 2>&1
-		sleep 1
 		logged=$(log_since "$off")
+		ft_as_owner sed -i '/# fault test$/d' "$dir/data/postgresql.conf"
+		off2=$(log_size)
+		q -c "SELECT pg_reload_conf()" >/dev/null 2>&1
+		for _ in $(seq 50); do
+			grep -q 'reloading configuration files' <<<"$(log_since "$off2")" && break
+			sleep 0.2
+		done
+		sleep 0.5
 		[ "$out" = auto ] && grep -q 'LOG:  fasttime.clock_source cannot be "tsc" on this machine' <<<"$logged" &&
 			grep -q 'contains errors; unaffected changes were applied' <<<"$logged"
 		t_ok $? "$tok: a reload with clock_source = tsc in postgresql.conf is refused and logged, auto kept" \
