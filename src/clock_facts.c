@@ -42,6 +42,8 @@ ft_freq_origin_name(FtFreqOrigin origin)
 			return "calibration";
 		case FT_FREQ_CNTFRQ:
 			return "cntfrq_el0";
+		case FT_FREQ_SERVER:
+			return "server";
 	}
 	return "unknown";
 }

@@ -25,7 +25,8 @@ typedef enum FtFreqOrigin
 	FT_FREQ_CPUID_16H,			/* CPUID leaf 0x16: base frequency */
 	FT_FREQ_HYPERVISOR,			/* hypervisor leaf 0x40000010 */
 	FT_FREQ_CALIBRATION,		/* measured against CLOCK_MONOTONIC_RAW */
-	FT_FREQ_CNTFRQ				/* aarch64: CNTFRQ_EL0 */
+	FT_FREQ_CNTFRQ,				/* aarch64: CNTFRQ_EL0 */
+	FT_FREQ_SERVER				/* 19: the server's own TSC conversion */
 } FtFreqOrigin;
 
 typedef struct FtClockFacts

@@ -536,8 +536,22 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	}
 	if (qc->tsc)
 	{
-		qc->tsc_hz = ft_conv.hz;
-		qc->tsc_hz_origin = ft_get_facts()->tsc_hz_origin;
+		/*
+		 * The frequency EXPLAIN (CLOCK_SOURCE) names is the one that turns
+		 * this query's node times into milliseconds: on 19 with the
+		 * server's TSC clock the nodes hold raw ticks that EXPLAIN
+		 * converts with the server's frequency, not fasttime's.
+		 */
+		if (qc->units.core_ticks)
+		{
+			qc->tsc_hz = 1e9 / qc->units.core_ns_per_tick;
+			qc->tsc_hz_origin = FT_FREQ_SERVER;
+		}
+		else
+		{
+			qc->tsc_hz = ft_conv.hz;
+			qc->tsc_hz_origin = ft_get_facts()->tsc_hz_origin;
+		}
 		if (n_query_clocks > 1 && last_stamp_valid && !ft_timer_is_profiled(timer))
 		{
 			/* nested: start from the last stamp; check_clocks judges */

@@ -82,5 +82,51 @@ END
 $$;
 SELECT node_times_consistent();
 DROP FUNCTION node_times_consistent();
+-- EXPLAIN (CLOCK_SOURCE) names the frequency that converts the node times:
+-- the server's when its TSC clock is in effect (the nodes hold its raw
+-- ticks), fasttime's otherwise.  Checked wherever fasttime times with the
+-- TSC; a machine without a usable TSC passes trivially.
+CREATE FUNCTION label_frequency_right() RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE
+	core text;
+	j json;
+	khz float8;
+	origin text;
+	server_khz float8;
+	ok bool := true;
+BEGIN
+	SET fasttime.clock_source = try_tsc;
+	SET fasttime.node_timing = exact;
+	FOREACH core IN ARRAY ARRAY['system', 'tsc'] LOOP
+		IF core = 'tsc' AND NOT core_tsc_on() THEN
+			CONTINUE;
+		END IF;
+		EXECUTE format('SET timing_clock_source = %s', core);
+		EXECUTE 'EXPLAIN (ANALYZE, CLOCK_SOURCE, COSTS OFF, FORMAT JSON) '
+			'SELECT count(*) FROM generate_series(1, 10000)' INTO j;
+		IF j -> 0 ->> 'Timing Source' <> 'tsc' THEN
+			CONTINUE;
+		END IF;
+		khz := (j -> 0 ->> 'TSC Frequency')::float8;
+		origin := j -> 0 ->> 'TSC Frequency Origin';
+		server_khz := status('core_tsc_frequency_khz')::float8;
+		IF core = 'tsc' AND NOT (origin = 'server' AND abs(khz - server_khz) <= server_khz * 0.001) THEN
+			ok := false;
+			RAISE NOTICE 'server TSC clock at % kHz: EXPLAIN says % kHz (%)', server_khz, khz, origin;
+		ELSIF core = 'system' AND (origin = 'server' OR
+				abs(khz - status('tsc_frequency_khz')::float8) > khz * 0.001) THEN
+			ok := false;
+			RAISE NOTICE 'server on the system clock: EXPLAIN says % kHz (%), fasttime has % kHz',
+				khz, origin, status('tsc_frequency_khz');
+		END IF;
+	END LOOP;
+	RESET timing_clock_source;
+	RESET fasttime.clock_source;
+	RESET fasttime.node_timing;
+	RETURN ok;
+END
+$$;
+SELECT label_frequency_right();
+DROP FUNCTION label_frequency_right();
 DROP FUNCTION status(text);
 DROP FUNCTION core_tsc_on();
