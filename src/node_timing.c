@@ -74,8 +74,6 @@ static int	max_query_clocks = 0;
 /* clock_gettime of the last disagreement reported, and those not since */
 static int64 last_disagreement_report_ns = 0;
 static int64 disagreements_unreported = 0;
-/* has an EXPLAIN's client been warned of a disagreement (report_disagreement)? */
-static bool client_warned = false;
 
 /* tries and the widest acceptable pair of reads, for paired_stamp */
 #define FT_STAMP_TRIES			4
@@ -695,14 +693,17 @@ clocks_disagree(uint64 tsc_start, int64 wall_start, uint64 tsc_end,
  * machine), and auto_explain times queries of applications that never
  * asked for EXPLAIN: a WARNING there would reach them, once per backend,
  * which after a migration is once per new connection.  So the client is
- * warned only by EXPLAIN, the one place it asked for node times, and at
- * most once per backend; everything else goes to the server log, beside
- * the plans auto_explain logs there: a backend's first disagreement
- * always, later ones at most once every FT_DISAGREEMENT_LOG_NS.  The
- * FT_FALLBACK_AFTER-th makes the backend give the TSC up
- * (ft_clock_fall_back).  A parallel worker, which lives for one query and
- * cannot tell whether its leader runs an EXPLAIN, only logs, and never
- * falls back by itself.
+ * warned only by EXPLAIN, the one place it asked for node times, and by
+ * every EXPLAIN whose times the check found suspect: an EXPLAIN that
+ * showed them without a word would be a silently wrong number (a pooled
+ * backend may have warned another user hours ago).  That is at most
+ * FT_FALLBACK_AFTER per backend, since the FT_FALLBACK_AFTER-th
+ * disagreement makes the backend give the TSC up (ft_clock_fall_back).
+ * Everything else goes to the server log, beside the plans auto_explain
+ * logs there: a backend's first disagreement always, later ones at most
+ * once every FT_DISAGREEMENT_LOG_NS.  A parallel worker, which lives for
+ * one query and cannot tell whether its leader runs an EXPLAIN, only
+ * logs, and never falls back by itself.
  */
 static void
 report_disagreement(int64 wall_ns, int64 tsc_ns, int64 wall_end, bool window)
@@ -716,14 +717,13 @@ report_disagreement(int64 wall_ns, int64 tsc_ns, int64 wall_end, bool window)
 	if (ft_fault_fallback_after > 0)
 		fallback_after = ft_fault_fallback_after;
 #endif
-	if (!window && !client_warned && inside_explain() && !IsParallelWorker())
+	if (!window && inside_explain() && !IsParallelWorker())
 	{
 		ereport(WARNING,
 				(errmsg("fasttime: the TSC disagreed with clock_gettime during this query"),
 				 errdetail("Over %.3f ms of clock_gettime time, the TSC advanced %.3f ms. The plan node times of this query were taken with the TSC and are shown as measured.",
 						   (double) wall_ns / 1e6, (double) tsc_ns / 1e6),
 				 errhint("Node times from this query may be wrong. If this repeats, SET fasttime.clock_source = clock_gettime.")));
-		client_warned = true;
 		reported = true;
 	}
 	else if (first)

@@ -73,8 +73,38 @@ ok(@d == 1 && ($rc == 0 || $err =~ /cannot be "tsc" on this machine/),
 ok(@d == 1 && ($rc == 0 || $err =~ /cannot be "tsc" on this machine/),
 	'ALTER SYSTEM SET fasttime.clock_source = tsc after LOAD detects the facts, to refuse it at once if need be')
   or diag($err);
-ft_sql($node, 'ALTER SYSTEM RESET fasttime.clock_source;');
+# (with fasttime loaded: without it the setting is a placeholder, which
+# ALTER SYSTEM does not reset, and postgresql.auto.conf would keep "tsc")
+($rc, $out, $err) = ft_sql($node, "LOAD 'fasttime'; ALTER SYSTEM RESET fasttime.clock_source;");
+is($rc, 0, 'ALTER SYSTEM RESET fasttime.clock_source') or diag($err);
 ft_sql($node, 'DROP FUNCTION f_tsc(); DROP FUNCTION f_try();');
+
+# ---- "tsc" in postgresql.conf of a server that does not preload it -------
+# The backend reads it as a placeholder and LOAD takes it over when
+# fasttime defines the setting, inside the LOAD's transaction: accepted as
+# it is, neither calibrating there nor talking (before 3620c04 each such
+# backend detected the facts at LOAD, and warned where the TSC is
+# unusable).  Where the TSC is unusable nodes are timed with clock_gettime.
+$node->append_conf('postgresql.conf', 'fasttime.clock_source = tsc');
+$node->reload;
+$node->poll_query_until('postgres', 'SHOW fasttime.clock_source', 'tsc')
+  or die 'the reload did not make fasttime.clock_source tsc';
+($rc, $out, $err) = ft_sql($node, "SET client_min_messages = debug1; LOAD 'fasttime';
+	SELECT 'after load';");
+is($rc, 0, 'tsc in postgresql.conf, not preloaded: LOAD runs') or diag($err);
+@d = $err =~ /$detect_re/g;
+is(scalar @d, 0, 'tsc in postgresql.conf, not preloaded: LOAD takes the value over without detecting the facts');
+unlike($err, qr/WARNING|NOTICE|ERROR/, 'tsc in postgresql.conf, not preloaded: LOAD says nothing') or diag($err);
+($rc, $out, $err) = ft_sql($node, "BEGIN; LOAD 'fasttime'; SHOW fasttime.clock_source;
+	SELECT current_setting('fasttime.clock_source_status'); COMMIT;");
+like($out, qr/^tsc\n(tsc|clock_gettime)$/,
+	'tsc in postgresql.conf, not preloaded: the setting is tsc, in effect the TSC or clock_gettime') or diag($err);
+unlike($err, qr/WARNING|ERROR/, 'tsc in postgresql.conf, not preloaded: LOAD in a transaction block says nothing')
+  or diag($err);
+$node->append_conf('postgresql.conf', 'fasttime.clock_source = auto');
+$node->reload;
+$node->poll_query_until('postgres', 'SHOW fasttime.clock_source', 'auto')
+  or die 'the reload did not make fasttime.clock_source auto';
 if ($status ne 'tsc')
 {
 	note("TSC not usable here ($status): the rest needs it");
