@@ -57,6 +57,8 @@ static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
 /* EXPLAIN statements under way in this process (ft_ProcessUtility) */
 static int	explain_depth = 0;
+/* has the EXPLAIN under way warned its client of a disagreement? */
+static bool explain_warned = false;
 
 /* the notes of the queries under way, in start order (TopMemoryContext) */
 static FtQueryClock *query_clocks = NULL;
@@ -542,7 +544,9 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		 */
 		if (qc->units.core_ticks)
 		{
-			qc->tsc_hz = 1e9 / qc->units.core_ns_per_tick;
+			int32		khz = ft_core_tsc_frequency_khz();
+
+			qc->tsc_hz = khz > 0 ? 1000.0 * khz : 1e9 / qc->units.core_ns_per_tick;
 			qc->tsc_hz_origin = FT_FREQ_SERVER;
 		}
 		else
@@ -694,11 +698,14 @@ clocks_disagree(uint64 tsc_start, int64 wall_start, uint64 tsc_end,
  * asked for EXPLAIN: a WARNING there would reach them, once per backend,
  * which after a migration is once per new connection.  So the client is
  * warned only by EXPLAIN, the one place it asked for node times, and by
- * every EXPLAIN whose times the check found suspect: an EXPLAIN that
- * showed them without a word would be a silently wrong number (a pooled
- * backend may have warned another user hours ago).  That is at most
- * FT_FALLBACK_AFTER per backend, since the FT_FALLBACK_AFTER-th
- * disagreement makes the backend give the TSC up (ft_clock_fall_back).
+ * every EXPLAIN whose times the check found suspect, once: an EXPLAIN
+ * that showed them without a word would be a silently wrong number (a
+ * pooled backend may have warned another user hours ago).  The queries
+ * nested in one EXPLAIN (auto_explain's nested statements, an EXPLAIN in
+ * a function it calls) may each disagree over the same jump; the first
+ * warns, the others log.  The FT_FALLBACK_AFTER-th disagreement makes the
+ * backend give the TSC up (ft_clock_fall_back), so an EXPLAIN started
+ * after it times nothing with the TSC and cannot warn.
  * Everything else goes to the server log, beside the plans auto_explain
  * logs there: a backend's first disagreement always, later ones at most
  * once every FT_DISAGREEMENT_LOG_NS.  A parallel worker, which lives for
@@ -717,13 +724,14 @@ report_disagreement(int64 wall_ns, int64 tsc_ns, int64 wall_end, bool window)
 	if (ft_fault_fallback_after > 0)
 		fallback_after = ft_fault_fallback_after;
 #endif
-	if (!window && inside_explain() && !IsParallelWorker())
+	if (!window && inside_explain() && !explain_warned && !IsParallelWorker())
 	{
 		ereport(WARNING,
 				(errmsg("fasttime: the TSC disagreed with clock_gettime during this query"),
 				 errdetail("Over %.3f ms of clock_gettime time, the TSC advanced %.3f ms. The plan node times of this query were taken with the TSC and are shown as measured.",
 						   (double) wall_ns / 1e6, (double) tsc_ns / 1e6),
 				 errhint("Node times from this query may be wrong. If this repeats, SET fasttime.clock_source = clock_gettime.")));
+		explain_warned = true;
 		reported = true;
 	}
 	else if (first)
@@ -1103,6 +1111,8 @@ ft_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 							params, queryEnv, dest, qc);
 		return;
 	}
+	if (explain_depth == 0)
+		explain_warned = false;
 	explain_depth++;
 	PG_TRY();
 	{

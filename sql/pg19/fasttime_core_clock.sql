@@ -104,13 +104,16 @@ BEGIN
 		EXECUTE format('SET timing_clock_source = %s', core);
 		EXECUTE 'EXPLAIN (ANALYZE, CLOCK_SOURCE, COSTS OFF, FORMAT JSON) '
 			'SELECT count(*) FROM generate_series(1, 10000)' INTO j;
-		IF j -> 0 ->> 'Timing Source' <> 'tsc' THEN
+		IF (j -> 0 ->> 'Timing Source') IS DISTINCT FROM 'tsc' THEN
 			CONTINUE;
 		END IF;
 		khz := (j -> 0 ->> 'TSC Frequency')::float8;
 		origin := j -> 0 ->> 'TSC Frequency Origin';
 		server_khz := status('core_tsc_frequency_khz')::float8;
-		IF core = 'tsc' AND NOT (origin = 'server' AND abs(khz - server_khz) <= server_khz * 0.001) THEN
+		IF khz IS NULL OR origin IS NULL THEN
+			ok := false;
+			RAISE NOTICE 'TSC-timed, but EXPLAIN names no frequency or origin: %', j;
+		ELSIF core = 'tsc' AND NOT (origin = 'server' AND abs(khz - server_khz) <= server_khz * 0.001) THEN
 			ok := false;
 			RAISE NOTICE 'server TSC clock at % kHz: EXPLAIN says % kHz (%)', server_khz, khz, origin;
 		ELSIF core = 'system' AND (origin = 'server' OR
