@@ -241,13 +241,18 @@ typedef struct FtQueryMemory
 
 /*
  * A noted query's executor state is going away without ExecutorEnd (a
- * failed portal or subtransaction): drop its note and its frames.
+ * failed portal or subtransaction; on FATAL, one whose run is still under
+ * way): drop its note, its frames from the chain, and its run from the
+ * profiler's stack, before a tick can reach them.
  */
 static void
 query_memory_gone(void *arg)
 {
 	FtQueryMemory *qm = (FtQueryMemory *) arg;
+	int			i = find_query_clock(qm->queryDesc);
 
+	if (i >= 0 && query_clocks[i].prof != NULL)
+		ft_prof_forget(query_clocks[i].prof);
 	ft_usage_forget_query(qm->estate);
 	forget_query_clock(qm->queryDesc);
 }
@@ -1078,6 +1083,9 @@ ft_xact_callback(XactEvent event, void *arg)
 	}
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
 	{
+#ifdef FASTTIME_FAULT_INJECTION
+		ft_prof_fault_abort_tick();
+#endif
 		ft_prof_reset();
 		ft_usage_reset();
 	}

@@ -334,12 +334,15 @@ ft_prof_join_late(FtProfFrame *pf, uint64 start)
  * work between its child's calls is the Hash's.  An exact one starts as
  * an exact call does (node_wrappers.c: gate shut, clock read and link
  * under ft_prof_busy), so the switch finds it in flight like any other.
+ * A tick that stopped itself resumes first, as at every transition.
  */
 void
 ft_prof_build_link(FtUsageFrame *bf, bool tsc)
 {
 	FtProfFrame *bp = &bf->prof;
 
+	/* a transition: the time of a suspended tick is the unchanged chain's */
+	ft_prof_resume_if_suspended();
 	ft_prof_busy = 1;
 	pg_compiler_barrier();
 	if (bp->mode == FT_FRAME_PROFILED)
@@ -503,6 +506,23 @@ ft_prof_fault_tick(void)
 	sigprocmask(SIG_SETMASK, &saved, NULL);
 }
 
+/*
+ * Fault builds: fasttime.fault_tick_at_abort ticks in the transaction-abort
+ * callback, before ft_prof_reset: after a FATAL error, the executor memory
+ * of the run under way is gone by then, so no run may be left on the
+ * stack for the tick to reach (ft_prof_forget).  The LOG line says how
+ * many were.
+ */
+void
+ft_prof_fault_abort_tick(void)
+{
+	if (!ft_fault_tick_at_abort)
+		return;
+	elog(LOG, "fasttime fault: a tick at transaction abort, %d profiled runs on the stack",
+		 ft_prof_depth);
+	ft_prof_fault_tick();
+}
+
 /* Does a fault setting name this node's type, as EXPLAIN names it? */
 static bool
 ft_prof_fault_names(const char *setting, PlanState *node)
@@ -556,9 +576,28 @@ ft_prof_fault_at_return(PlanState *node)
 }
 #endif
 
+/* The calls a query's nodes have made (rows and loops), in all its runs. */
+static double
+ft_prof_query_calls(const FtProfQuery *q)
+{
+	double		calls = 0;
+
+	for (int j = 0; j < q->nframes; j++)
+	{
+		if (q->frames[j] != NULL)
+		{
+			FtNodeInstr *instr = q->frames[j]->instr;
+
+			calls += instr->tuplecount + instr->ntuples + instr->nloops;
+		}
+	}
+	return calls;
+}
+
 /*
- * The calls the running queries' nodes have made so far (rows and loops):
- * the tick's estimate of the exact prefix's reads, two a call.
+ * The calls the running queries' nodes have made in their current runs:
+ * the tick's estimate of the exact prefix's reads, two a call.  A
+ * cursor's earlier FETCHes are not this run's (calls_before).
  */
 static double
 ft_prof_calls_so_far(void)
@@ -569,15 +608,7 @@ ft_prof_calls_so_far(void)
 	{
 		FtProfQuery *q = ft_prof_stack[i];
 
-		for (int j = 0; j < q->nframes; j++)
-		{
-			if (q->frames[j] != NULL)
-			{
-				FtNodeInstr *instr = q->frames[j]->instr;
-
-				calls += instr->tuplecount + instr->ntuples + instr->nloops;
-			}
-		}
+		calls += ft_prof_query_calls(q) - q->calls_before;
 	}
 	return calls;
 }
@@ -832,6 +863,7 @@ static void
 ft_prof_tick(void)
 {
 	uint64		now;
+	bool		stopped;
 
 	if (ft_prof_depth == 0)
 	{
@@ -845,11 +877,17 @@ ft_prof_tick(void)
 	}
 	now = ft_prof_now(ft_prof_tsc);
 	/* stopped in a wait, the chain has not changed since: no sample */
-	ft_prof_credit_until(now, !ft_prof_suspended);
+	stopped = ft_prof_suspended;
+	ft_prof_credit_until(now, !stopped);
 
 	ft_prof_ticks_total++;
-	/* a query's ticks are those that credit, after the switch */
-	if (ft_prof_switched)
+
+	/*
+	 * A query's ticks are those that sample, after the switch: not the
+	 * backstop of a stopped tick (one a second of a wait), which would
+	 * count as a tick of the interval and bring the lengthening forward.
+	 */
+	if (ft_prof_switched && !stopped)
 	{
 		for (int i = 0; i < ft_prof_depth; i++)
 		{
@@ -1097,6 +1135,10 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 #endif
 	}
 
+	/* what its earlier runs called (before it is on the stack) */
+	q->calls_before = q->ran ? ft_prof_query_calls(q) : 0.0;
+	q->ran = true;
+
 	/* no tick between here and the end of the mode change */
 	ft_prof_busy = 1;
 	pg_compiler_barrier();
@@ -1161,6 +1203,45 @@ ft_prof_leave(FtProfQuery *q, FtProfFrame **saved_frames,
 	{
 		ft_prof_suspended = 0;
 		if (ft_prof_registered)
+			disable_timeout(ft_prof_timeout, false);
+	}
+}
+
+/*
+ * A profiled query's executor memory is going away: if its run is still
+ * on the stack, drop it and every run above it (nested in it), and stop
+ * the ticks when none is left.  Normally ft_prof_leave has popped it
+ * long before.  A FATAL error (pg_terminate_backend, a client that
+ * client_connection_check_interval finds gone, transaction_timeout) does
+ * not unwind through the executor hooks: proc_exit aborts the
+ * transaction, which deletes the portals' executor memory well before the
+ * abort callback calls ft_prof_reset, and a tick in between would write
+ * into the freed query and follow its freed frames.
+ */
+void
+ft_prof_forget(FtProfQuery *q)
+{
+	int			i;
+
+	for (i = 0; i < ft_prof_depth; i++)
+	{
+		if (ft_prof_stack[i] == q)
+			break;
+	}
+	if (i == ft_prof_depth)
+		return;
+	ft_prof_busy = 1;
+	pg_compiler_barrier();
+	ft_prof_depth = i;
+	ft_prof_frames = i > 0 ? ft_prof_stack[i - 1]->frames : NULL;
+	ft_prof_nframes = i > 0 ? (uint32) ft_prof_stack[i - 1]->nframes : 0;
+	ft_prof_gate = FT_FRAME_NONE;
+	pg_compiler_barrier();
+	ft_prof_busy = 0;
+	if (ft_prof_depth == 0)
+	{
+		ft_prof_suspended = 0;
+		if (ft_prof_registered && get_timeout_active(ft_prof_timeout))
 			disable_timeout(ft_prof_timeout, false);
 	}
 }

@@ -70,6 +70,8 @@ typedef struct FtProfQuery
 	bool		switched;		/* its frames were profiled at some point */
 	double		exact_ms;		/* the outermost run's time at the switch */
 	double		est_calls;		/* estimated node calls (EXPLAIN's; else 0) */
+	bool		ran;			/* it has run before (a cursor's FETCH) */
+	double		calls_before;	/* its nodes' calls before this run */
 	int			interval_ms;	/* the settings it ran with */
 	int			after_ms;
 	FtInstrUnits units;			/* its times' unit; its frames point here */
@@ -188,6 +190,7 @@ ft_prof_rearm_if_asked(void)
 #ifdef FASTTIME_FAULT_INJECTION
 extern void ft_prof_fault_switch(void);
 extern void ft_prof_fault_at_return(PlanState *node);
+extern void ft_prof_fault_abort_tick(void);
 #endif
 
 /* executor hooks' side (profiler.c) */
@@ -203,6 +206,7 @@ extern void ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 						  uint32 *saved_nframes);
 extern void ft_prof_leave(FtProfQuery *q, FtProfFrame **saved_frames,
 						  uint32 saved_nframes);
+extern void ft_prof_forget(FtProfQuery *q);
 extern void ft_prof_reset(void);
 extern uint64 ft_prof_backend_ticks(void);
 extern uint64 ft_prof_backend_deferred(void);

@@ -79,6 +79,21 @@ sub find_node
 	ok($t >= 990 && $t <= $exec + 0.01, "pg_sleep(1): the Result holds the wait, within the Execution Time ($t of $exec ms)");
 }
 
+# a wait of 3.5 s from the switch on, under auto_explain: the query's
+# ticks (its profile line's "then N ticks") are those that sampled it
+# after the switch, not the backstop that fires once a second of the wait
+# (they counted 3 when they were)
+{
+	my $off = -s $node->logfile;
+	my ($rc, $out, $err) = ft_sql($node, "SET max_parallel_workers_per_gather = 0; $prof
+		LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on;
+		SELECT count(pg_sleep(CASE WHEN g = 1 THEN 3.5 ELSE 0 END)) FROM generate_series(1, 100) g;");
+	is($rc, 0, 'a wait of 3.5 s under auto_explain: the query runs') or diag($err);
+	my ($n) = ft_log_since($node, $off) =~ /profiled node timing in the plan of this query: .*?then (\d+) ticks/;
+	ok(defined $n && $n <= 2, 'a wait of 3.5 s: the backstops are not the query\'s ticks ('
+		  . ($n // '?') . ' ticks)');
+}
+
 # a wait for a row lock another transaction holds, in a LockRows node
 {
 	my $locker = $node->background_psql('postgres');

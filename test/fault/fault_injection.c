@@ -115,6 +115,7 @@ char	   *ft_fault_tick_at_return = NULL;
 char	   *ft_fault_switch_at_return = NULL;
 bool		ft_fault_lengthen_in_gate_open = false;
 bool		ft_fault_switch_in_resume = false;
+bool		ft_fault_tick_at_abort = false;
 bool		ft_fault_nested_units = false;
 double		ft_fault_tick_amount_ns = 0;
 
@@ -651,6 +652,16 @@ ft_fault_init(void)
 							 "Fault injection (test builds only): profiled timing's switch comes while a stopped tick is resumed, before the timeout is re-armed.",
 							 NULL,
 							 &ft_fault_switch_in_resume,
+							 false,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL,
+							 NULL,
+							 NULL);
+	DefineCustomBoolVariable("fasttime.fault_tick_at_abort",
+							 "Fault injection (test builds only): a tick in the transaction-abort callback, before the profiler is reset; logs the runs it still holds.",
+							 NULL,
+							 &ft_fault_tick_at_abort,
 							 false,
 							 PGC_USERSET,
 							 GUC_NOT_IN_SAMPLE,

@@ -84,6 +84,15 @@ extern bool ft_fault_lengthen_in_gate_open;
 extern bool ft_fault_switch_in_resume;
 
 /*
+ * fasttime.fault_tick_at_abort: a tick in fasttime's transaction-abort
+ * callback, before it resets the profiler -- where a tick lands after a
+ * FATAL error (pg_terminate_backend) has deleted the executor memory of
+ * the run under way -- with a LOG line of the runs the profiler still
+ * holds there.
+ */
+extern bool ft_fault_tick_at_abort;
+
+/*
  * fasttime.fault_nested_units: a query run inside a profiled run writes
  * its times in a unit half as long as the run's (its instr_time ticks
  * twice per nanosecond), as a query nested under a different
