@@ -250,6 +250,8 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		return node->ExecProcNode(node);
 	}
 
+	/* a Hash's build that ended its child's calls ends here */
+	ft_prof_build_end_due(tsc);
 	/* a Hash's child starting its build: the Hash's frame first */
 	if (pf->build != NULL && ft_chain_top != pf->build)
 		ft_prof_build_link(pf->build, tsc);
@@ -264,6 +266,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 			ft_prof_gate_open();
 		ft_chain_link(uf);
 		result = node->ExecProcNodeReal(node);
+		ft_prof_build_end_due(tsc);
 		if (buf || wal)
 			ft_usage_transition(buf, wal, isa);
 		ft_prof_resume_if_suspended();
@@ -308,6 +311,8 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		ft_prof_busy = 0;
 
 		result = node->ExecProcNodeReal(node);
+		/* a build it ran ends inside it (below: its frame is above ours) */
+		ft_prof_build_end_due(tsc);
 		stop = tsc ? FT_TICKS_ORDERED_AT(1) : (uint64) ft_read_clock_gettime_ns();
 		if (buf || wal)
 			ft_usage_transition(buf, wal, isa);
@@ -349,9 +354,9 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		if (profiled)
 			pf->mode = FT_FRAME_PROFILED;
 	}
-	/* a Hash's child returning no row: the build is over */
+	/* a Hash's child returning no row: the build ends at the next transition */
 	if (pf->build != NULL && TupIsNull(result))
-		ft_prof_build_unlink(pf->build, tsc);
+		ft_prof_build_end_later(pf->build);
 
 	save_tuplecount = instr->tuplecount;
 	instr->tuplecount += TupIsNull(result) ? 0.0 : 1.0;
@@ -450,7 +455,7 @@ ft_wrap_prof_fast(PlanState *node, const bool tsc, const bool core,
 
 	/* (the run's clock: this node's wrapper may be another's, see above) */
 	if (core && unlikely(pf->build != NULL && TupIsNull(result)))
-		ft_prof_build_unlink(pf->build, ft_prof_tsc);
+		ft_prof_build_end_later(pf->build);
 	return result;
 }
 

@@ -68,6 +68,9 @@ static volatile uint64 ft_prof_last = 0;
 static volatile uint64 ft_prof_carved = 0;
 static volatile uint64 ft_prof_pending = 0;
 
+/* a Hash's build frame left on the chain to end at the next transition */
+FT_HIDDEN FtUsageFrame *ft_prof_build_ending = NULL;
+
 /* the frames of the query running now (made current by ft_prof_enter) */
 FtProfFrame **ft_prof_frames = NULL;
 uint32		ft_prof_nframes = 0;
@@ -343,6 +346,8 @@ ft_prof_build_link(FtUsageFrame *bf, bool tsc)
 
 	/* a transition: the time of a suspended tick is the unchanged chain's */
 	ft_prof_resume_if_suspended();
+	if (ft_prof_build_ending != NULL)
+		ft_prof_build_end_now(tsc);
 	ft_prof_busy = 1;
 	pg_compiler_barrier();
 	if (bp->mode == FT_FRAME_PROFILED)
@@ -371,12 +376,11 @@ ft_prof_build_link(FtUsageFrame *bf, bool tsc)
 }
 
 /*
- * A Hash's child returned no row: the build is over (MultiExecPrivateHash
- * stops at the first empty slot).  Unlink the build frame as an exact
- * call returns (its time added unless settled, and owed to the profiled
- * frames below) or, profiled, just unlink it.
+ * The build is over: unlink the build frame as an exact call returns (its
+ * time added unless settled, and owed to the profiled frames below) or,
+ * profiled, just unlink it.  The caller has checked it is on top.
  */
-void
+static void
 ft_prof_build_unlink(FtUsageFrame *bf, bool tsc)
 {
 	FtProfFrame *bp = &bf->prof;
@@ -405,6 +409,48 @@ ft_prof_build_unlink(FtUsageFrame *bf, bool tsc)
 	}
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
+}
+
+/*
+ * A Hash's child returned no row (MultiExecPrivateHash stops at the first
+ * empty slot), but the build goes on: the Hash then grows its bucket array
+ * to the rows it got (ExecHashIncreaseNumBuckets, every tuple placed again;
+ * a fifth of the build where the planner expected too few rows), time
+ * stock's Hash holds.  So the build frame stays on top until the next
+ * transition: the gate is shut, and the next call to take the slow path,
+ * or the Hash Join's return there, ends it (ft_prof_build_end_due).  A
+ * profiled Hash Join returning on the fast path drops it from the chain
+ * as it unlinks its own frame; nothing is owed then.
+ */
+void
+ft_prof_build_end_later(FtUsageFrame *bf)
+{
+	ft_prof_build_ending = bf;
+	ft_prof_gate = FT_FRAME_NONE;
+}
+
+/*
+ * A transition in the slow path while a build was ending: end it if its
+ * frame is on top of the chain, forget it if it is no longer on the chain
+ * (a fast return dropped it), else leave it for a later transition.
+ */
+void
+ft_prof_build_end_now(bool tsc)
+{
+	FtUsageFrame *bf = ft_prof_build_ending;
+
+	if (ft_chain_top == bf)
+	{
+		ft_prof_build_ending = NULL;
+		ft_prof_build_unlink(bf, tsc);
+		return;
+	}
+	for (FtUsageFrame *f = ft_chain_top; f != NULL; f = f->caller)
+	{
+		if (f == bf)
+			return;
+	}
+	ft_prof_build_ending = NULL;
 }
 
 /*
@@ -1130,6 +1176,7 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 		ft_prof_step_ticks = 0;
 		ft_prof_rearm_pending = 0;
 		ft_prof_suspended = 0;
+		ft_prof_build_ending = NULL;
 #ifdef FASTTIME_FAULT_INJECTION
 		ft_prof_fault_switch_armed = false;
 #endif
@@ -1202,6 +1249,7 @@ ft_prof_leave(FtProfQuery *q, FtProfFrame **saved_frames,
 	if (ft_prof_depth == 0)
 	{
 		ft_prof_suspended = 0;
+		ft_prof_build_ending = NULL;
 		if (ft_prof_registered)
 			disable_timeout(ft_prof_timeout, false);
 	}
@@ -1241,6 +1289,7 @@ ft_prof_forget(FtProfQuery *q)
 	if (ft_prof_depth == 0)
 	{
 		ft_prof_suspended = 0;
+		ft_prof_build_ending = NULL;
 		if (ft_prof_registered && get_timeout_active(ft_prof_timeout))
 			disable_timeout(ft_prof_timeout, false);
 	}
@@ -1259,6 +1308,7 @@ ft_prof_reset(void)
 	ft_prof_nframes = 0;
 	ft_prof_depth = 0;
 	ft_prof_suspended = 0;
+	ft_prof_build_ending = NULL;
 	ft_prof_gate = FT_FRAME_NONE;
 	pg_compiler_barrier();
 	ft_prof_busy = 0;

@@ -151,7 +151,22 @@ extern void ft_prof_settle_up(FtProfFrame *from, uint64 delta, uint64 now,
 							  bool tsc);
 extern void ft_prof_join_late(FtProfFrame *pf, uint64 start);
 extern void ft_prof_build_link(struct FtUsageFrame *bf, bool tsc);
-extern void ft_prof_build_unlink(struct FtUsageFrame *bf, bool tsc);
+extern void ft_prof_build_end_later(struct FtUsageFrame *bf);
+extern void ft_prof_build_end_now(bool tsc);
+
+/* a Hash's build frame still on the chain, to end at the next transition */
+extern FT_HIDDEN struct FtUsageFrame *ft_prof_build_ending;
+
+/*
+ * End a Hash's build left on the chain (main code: at the start of every
+ * slow path, and before its own unlink).
+ */
+static inline void
+ft_prof_build_end_due(bool tsc)
+{
+	if (unlikely(ft_prof_build_ending != NULL))
+		ft_prof_build_end_now(tsc);
+}
 extern void ft_prof_gate_open(void);
 extern void ft_prof_rearm(void);
 
