@@ -471,6 +471,8 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	FtProfDecline declined;
 	double		est_calls;
 
+	/* a query started inside a Hash Join's call: a build left open ends */
+	ft_prof_build_end_due(ft_prof_tsc);
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
 	else
@@ -597,13 +599,21 @@ ft_run_needs_nothing(const FtQueryClock *qc)
 static void
 ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 {
-	int			i = find_query_clock(queryDesc);
+	int			i;
 	FtInstrUnits saved_units;
 	FtProfQuery *volatile prof;
 	FtProfFrame **saved_frames = NULL;
 	uint32		saved_nframes = 0;
 	FtUsageFrame *saved_usage_top;
 
+	/*
+	 * A run inside a Hash Join's call (a function in its hash keys or join
+	 * qual) is the Hash Join's, not a build's left open on the chain: end
+	 * that build first, before the chain is saved for the run's end to
+	 * restore (which would link the ended build frame again).
+	 */
+	ft_prof_build_end_due(ft_prof_tsc);
+	i = find_query_clock(queryDesc);
 	if (i < 0 || !query_clocks[i].wrapped ||
 		ft_run_needs_nothing(&query_clocks[i]))
 	{
@@ -924,13 +934,16 @@ compare_pending_now(void)
 static void
 ft_ExecutorFinish(QueryDesc *queryDesc)
 {
-	int			i = find_query_clock(queryDesc);
+	int			i;
 	FtInstrUnits saved_units;
 	FtProfQuery *volatile prof;
 	FtProfFrame **saved_frames = NULL;
 	uint32		saved_nframes = 0;
 	FtUsageFrame *saved_usage_top;
 
+	/* before the chain is saved (ft_ExecutorRun) */
+	ft_prof_build_end_due(ft_prof_tsc);
+	i = find_query_clock(queryDesc);
 	if (i < 0 || !query_clocks[i].wrapped)
 	{
 		if (prev_ExecutorFinish)

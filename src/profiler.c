@@ -418,9 +418,13 @@ ft_prof_build_unlink(FtUsageFrame *bf, bool tsc)
  * a fifth of the build where the planner expected too few rows), time
  * stock's Hash holds.  So the build frame stays on top until the next
  * transition: the gate is shut, and the next call to take the slow path,
- * or the Hash Join's return there, ends it (ft_prof_build_end_due).  A
- * profiled Hash Join returning on the fast path drops it from the chain
- * as it unlinks its own frame; nothing is owed then.
+ * the Hash Join's return there, or a query starting or running inside
+ * the Hash Join's call ends it (ft_prof_build_end_due).  A profiled Hash
+ * Join returning on the fast path drops it from the chain as it unlinks
+ * its own frame; nothing is owed then.  Where the Hash Join read its first
+ * outer row before the build (ExecHashJoin does unless the outer side is
+ * the costlier to start), that row's probe until the next transition is
+ * the Hash's: one row's hashing and bucket scan.
  */
 void
 ft_prof_build_end_later(FtUsageFrame *bf)
@@ -439,6 +443,8 @@ ft_prof_build_end_now(bool tsc)
 {
 	FtUsageFrame *bf = ft_prof_build_ending;
 
+	/* a transition: the time of a suspended tick is the unchanged chain's */
+	ft_prof_resume_if_suspended();
 	if (ft_chain_top == bf)
 	{
 		ft_prof_build_ending = NULL;
@@ -1246,10 +1252,11 @@ ft_prof_leave(FtProfQuery *q, FtProfFrame **saved_frames,
 	}
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
+	/* a build left open is this run's (an outer one's ended as it began) */
+	ft_prof_build_ending = NULL;
 	if (ft_prof_depth == 0)
 	{
 		ft_prof_suspended = 0;
-		ft_prof_build_ending = NULL;
 		if (ft_prof_registered)
 			disable_timeout(ft_prof_timeout, false);
 	}
@@ -1284,12 +1291,12 @@ ft_prof_forget(FtProfQuery *q)
 	ft_prof_frames = i > 0 ? ft_prof_stack[i - 1]->frames : NULL;
 	ft_prof_nframes = i > 0 ? (uint32) ft_prof_stack[i - 1]->nframes : 0;
 	ft_prof_gate = FT_FRAME_NONE;
+	ft_prof_build_ending = NULL;
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
 	if (ft_prof_depth == 0)
 	{
 		ft_prof_suspended = 0;
-		ft_prof_build_ending = NULL;
 		if (ft_prof_registered && get_timeout_active(ft_prof_timeout))
 			disable_timeout(ft_prof_timeout, false);
 	}

@@ -72,5 +72,51 @@ for my $mode ([ 'profiled', 'SET fasttime.node_timing = profile; SET fasttime.pr
 	}
 }
 
+# A query run inside the Hash Join's call, by a function in its join
+# filter, while the build is still open (the outer side read its first
+# row before the build, so the first probe comes before any node call):
+# the run ends the build first.  Left open, the nested run's end linked
+# the build frame again, and the rest of the Hash Join's first call --
+# here nearly every probe, the filter passing only the last rows -- went
+# to the Hash.  auto_explain instruments the nested statements, so they
+# are profiled runs of their own; the Hash (of 20,000 rows, or of the
+# million) must hold under half of the Hash Join's time, whose probes
+# each run a query (the function takes both sides' columns, so it stays
+# in the join filter).
+($rc, $out, $err) = ft_sql($node, q{
+	CREATE TABLE one AS SELECT 1 AS x;
+	CREATE TABLE tc AS SELECT g AS i FROM generate_series(1, 20000) g;
+	VACUUM ANALYZE one, tc;
+	CREATE FUNCTION late(n int, m int) RETURNS bool LANGUAGE plpgsql AS $$
+	DECLARE r bool;
+	BEGIN
+		SELECT n > 19990 AND m > 0 INTO r FROM one;
+		RETURN r;
+	END $$;
+});
+is($rc, 0, 'nested: set-up') or diag($err);
+($rc, $out, $err) = ft_sql($node,
+	"$settings SET fasttime.node_timing = profile; SET fasttime.profile_after = 0;
+	LOAD 'auto_explain'; SET auto_explain.log_min_duration = '1h'; SET auto_explain.log_analyze = on;
+	SET auto_explain.log_nested_statements = on;
+	EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)
+	SELECT count(*) FROM tc JOIN ta ON tc.i = ta.i AND late(tc.i, ta.i);",
+	extra_params => [ '-At' ]);
+is($rc, 0, 'nested: EXPLAIN ANALYZE runs') or diag($err);
+{
+	my $doc = eval { decode_json($out) };
+	my $plan = $doc ? $doc->[0]{Plan} : undef;
+	my $hj = $plan ? find_node($plan, 'Hash Join') : undef;
+	my $h = $plan ? find_node($plan, 'Hash') : undef;
+	SKIP:
+	{
+		skip 'not a Hash Join filtering with late()', 1
+		  unless $hj && $h && ($hj->{'Join Filter'} // '') =~ /late/;
+		cmp_ok($h->{'Actual Total Time'}, '<', 0.5 * $hj->{'Actual Total Time'},
+			"nested: the Hash ($h->{'Actual Total Time'} ms) holds its build, not the probes "
+			  . "that run queries (the Hash Join $hj->{'Actual Total Time'} ms)");
+	}
+}
+
 $node->stop;
 done_testing();
