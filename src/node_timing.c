@@ -1045,9 +1045,12 @@ log_profile_for_auto_explain(QueryDesc *queryDesc, const FtQueryClock *qc)
 static void
 ft_ExecutorEnd(QueryDesc *queryDesc)
 {
-	int			i = find_query_clock(queryDesc);
+	int			i;
 	const EState *estate = queryDesc->estate;
 
+	/* a query ended inside a Hash Join's call: a build left open ends */
+	ft_prof_build_end_due(ft_prof_tsc);
+	i = find_query_clock(queryDesc);
 	if (i >= 0)
 		log_profile_for_auto_explain(queryDesc, &query_clocks[i]);
 
@@ -1126,6 +1129,8 @@ ft_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 				  ParamListInfo params, QueryEnvironment *queryEnv,
 				  DestReceiver *dest, QueryCompletion *qc)
 {
+	/* run inside a Hash Join's call: a build left open ends (ExecutorRun) */
+	ft_prof_build_end_due(ft_prof_tsc);
 	if (!IsA(pstmt->utilityStmt, ExplainStmt))
 	{
 		next_ProcessUtility(pstmt, queryString, readOnlyTree, context,

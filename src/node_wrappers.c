@@ -224,6 +224,8 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 		FtProfFrame *own = &uf->prof;
 		uint8		own_mode = own->mode;
 
+		/* a Hash's build left open ends before the chain changes */
+		ft_prof_build_end_due(ft_prof_tsc);
 		own->mode = FT_FRAME_NONE;
 		result = ft_wrap(node, tsc ? FT_TIMER_TSC_ORDERED : FT_TIMER_CLOCK_GETTIME,
 						 buf, wal, isa);
