@@ -77,8 +77,13 @@ MODES = {
     "profile_i2": ("SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; "
                    "SET LOCAL fasttime.profile_interval = 2;",
                    "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
+    # the default with timer signals instead of the tick worker
+    "default_signal": ("SET LOCAL fasttime.clock_source = auto; SET LOCAL fasttime.node_timing TO DEFAULT; "
+                       "SET LOCAL fasttime.tick_source = signal;",
+                       "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
 }
-ORDER = ["plain", "timing_off", "stock", "exact", "profile", "default", "profile_a5", "profile_i2"]
+ORDER = ["plain", "timing_off", "stock", "exact", "profile", "default", "default_signal", "profile_a5",
+         "profile_i2"]
 TITLES = {
     "plain": "plain (no EXPLAIN)",
     "timing_off": "EXPLAIN ANALYZE, TIMING OFF",
@@ -88,6 +93,7 @@ TITLES = {
     "default": "default (`auto`, node_timing's default)",
     "profile_a5": "profile, `profile_after = 5`",
     "profile_i2": "profile, `profile_interval = 2`",
+    "default_signal": "default, `tick_source = signal`",
 }
 SHAPE_KEYS = ("Node Type", "Strategy", "Partial Mode", "Join Type", "Relation Name", "Alias",
               "Index Name", "Parent Relationship", "Subplan Name", "Scan Direction", "Command",
@@ -223,7 +229,7 @@ def cmd_run(a):
             "BEGIN; %s SELECT string_agg(name || ' = ' || setting, ', ' ORDER BY name) FROM pg_settings "
             "WHERE name IN ('fasttime.clock_source', 'fasttime.clock_source_status', 'fasttime.node_timing', "
             "'fasttime.ordered_reads', 'fasttime.profile_interval', 'fasttime.profile_interval_max', "
-            "'fasttime.profile_after'); COMMIT;" % MODES[m][0]).strip()
+            "'fasttime.profile_after', 'fasttime.tick_source'); COMMIT;" % MODES[m][0]).strip()
     with open(os.path.join(out, "modes.json"), "w") as f:
         json.dump({"modes": facts, "queries": dict(queries), "mismatches": bad,
                    "seconds": round(time.monotonic() - t_start)}, f, indent=1)

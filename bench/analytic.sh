@@ -20,6 +20,8 @@
 #               refuses the TSC)
 #   profile_a5  profile with profile_after = 5 (a shorter exact prefix)
 #   profile_i2  profile with profile_interval = 2 (ticks of 2 ms, then 4)
+#   default_signal  default with tick_source = signal (timer signals in
+#               the backend instead of the tick worker)
 #
 # Method: a throwaway cluster (fasttime preloaded by absolute path from
 # --so or from a temporary build of this checkout, nothing installed; jit

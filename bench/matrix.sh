@@ -28,7 +28,9 @@
 # with fasttime.clock_source = clock_gettime), profile_exact (profiled
 # timing that never switches: its exact prefix throughout), profile_a0,
 # profile_a5, profile_a10 (fasttime.profile_after = 0, 5, 10 ms) and
-# profile_cg_a5 (clock_gettime, 5 ms); on 19 also
+# profile_cg_a5 (clock_gettime, 5 ms), profile_sig and profile_cg_sig
+# (profile and profile_cg with fasttime.tick_source = signal: timer
+# signals in the backend instead of the tick worker); on 19 also
 # stock_system and stock_tsc (stock with the server's timing_clock_source
 # = system or tsc; plain "stock" is the server's auto) -- and the
 # plain statement, all
@@ -113,6 +115,8 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 			   ('profile50', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval=50;fasttime.profile_interval_max=50'),
 			   ('profile_exact', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_after=3600000'),
 			   ('profile_cg', 'clock_gettime', 'fasttime.node_timing=profile'),
+			   ('profile_sig', 'try_tsc', 'fasttime.node_timing=profile;fasttime.tick_source=signal'),
+			   ('profile_cg_sig', 'clock_gettime', 'fasttime.node_timing=profile;fasttime.tick_source=signal'),
 			   ('profile_a0', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_after=0'),
 			   ('profile_a5', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_after=5'),
 			   ('profile_a10', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_after=10'),
@@ -211,6 +215,8 @@ EOF
 			profile_exact) hdr+=" | profiled, never switching" ;;
 			auto) hdr+=" | exact, clock_source = auto" ;;
 			profile_cg) hdr+=" | profiled, clock_gettime" ;;
+			profile_sig) hdr+=" | profiled, timer signals" ;;
+			profile_cg_sig) hdr+=" | profiled, clock_gettime, timer signals" ;;
 			stock) [ "$major" -ge 19 ] && hdr+=" | stock, timing_clock_source auto ($core_auto)" || hdr+=" | stock" ;;
 			stock_system) hdr+=" | stock, timing_clock_source = system" ;;
 			stock_tsc) hdr+=" | stock, timing_clock_source = tsc" ;;

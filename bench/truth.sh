@@ -35,6 +35,8 @@
 #   profile2  profile with 2 ms ticks throughout (fasttime.profile_interval = 2)
 #   profile5  profile with 5 ms ticks throughout (fasttime.profile_interval = 5)
 #   profile_cg  profile with fasttime.clock_source = clock_gettime
+#   profile_cg_sig  profile_cg with fasttime.tick_source = signal (timer
+#             signals in the backend instead of the tick worker)
 #   floor     the default exact mode again: the check's own noise
 # stock, off, on and floor also set fasttime.node_timing = exact (where
 # the build has it), whatever its default.
@@ -119,6 +121,7 @@ mode_sets() {
 		profile2) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; SET LOCAL fasttime.profile_interval = 2; SET LOCAL fasttime.profile_interval_max = 2;" ;;
 		profile5) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; SET LOCAL fasttime.profile_interval = 5; SET LOCAL fasttime.profile_interval_max = 5;" ;;
 		profile_cg) echo "SET LOCAL fasttime.clock_source = clock_gettime; SET LOCAL fasttime.node_timing = profile;" ;;
+		profile_cg_sig) echo "SET LOCAL fasttime.clock_source = clock_gettime; SET LOCAL fasttime.node_timing = profile; SET LOCAL fasttime.tick_source = signal;" ;;
 		*) echo "bench/truth.sh: unknown mode $1" >&2; return 1 ;;
 	esac
 	if [ "$1" != plain ] && [ "$1" != alone ] && [[ "$1" != profile* ]] && [ "$have_profile" = 1 ]; then
@@ -127,7 +130,7 @@ mode_sets() {
 }
 read -r -a mode_list <<<"$modes"
 for m in "${mode_list[@]}"; do
-	case $m in profile | profile1 | profile8 | profile2 | profile5 | profile_cg)
+	case $m in profile | profile1 | profile8 | profile2 | profile5 | profile_cg | profile_cg_sig)
 		if [ "$have_profile" != 1 ]; then
 			echo "bench/truth.sh: this build has no fasttime.node_timing: mode $m left out" >&2
 			mode_list=("${mode_list[@]/$m}")

@@ -431,4 +431,12 @@ ft_query_elapsed_ms(const QueryDesc *qd, double *ms)
 	return true;
 }
 
+/* this backend's PGPROC number (the tick worker's slot) */
+#include "storage/proc.h"
+#if PG_VERSION_NUM >= 170000
+#define FT_MY_PROC_NUMBER() ((int) MyProcNumber)
+#else
+#define FT_MY_PROC_NUMBER() (MyProc->pgprocno)
+#endif
+
 #endif							/* FASTTIME_COMPAT_H */

@@ -217,6 +217,10 @@ ft_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 								   Max(q->longest_ms, q->interval_ms), es);
 			ExplainPropertyInteger("Profile Ticks", NULL, (int64) q->ticks, es);
 			if (q->switched)
+				ExplainPropertyText("Profile Tick Source",
+									!q->worker_ticks ? "signal" :
+									q->worker_fallback ? "worker, then signal" : "worker", es);
+			if (q->switched)
 				ExplainPropertyFloat("Expected Error At 10 Percent", "%",
 									 100.0 * ft_prof_expected_error(ft_prof_effective_ticks(q), 0.1), 1, es);
 		}

@@ -25,6 +25,7 @@
 #endif
 #include "node_timing.h"
 #include "profiler.h"
+#include "ticker.h"
 #include "usage.h"
 
 PG_MODULE_MAGIC;
@@ -49,6 +50,12 @@ static const struct config_enum_entry clock_source_options[] = {
 static const struct config_enum_entry node_timing_options[] = {
 	{"exact", FT_NODE_TIMING_EXACT, false},
 	{"profile", FT_NODE_TIMING_PROFILE, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry tick_source_options[] = {
+	{"worker", FT_TICK_SOURCE_WORKER, false},
+	{"signal", FT_TICK_SOURCE_SIGNAL, false},
 	{NULL, 0, false}
 };
 
@@ -397,6 +404,21 @@ _PG_init(void)
 							NULL,
 							NULL);
 
+	DefineCustomEnumVariable("fasttime.tick_source",
+							 "What ticks profiled node timing after its exact prefix: the tick worker, or timer signals.",
+							 "worker: where fasttime is in shared_preload_libraries, one background "
+							 "worker ticks every profiling backend, which then takes no signal (the "
+							 "prefix's few ticks are signals either way); without the worker, "
+							 "signals.  signal: a timer signal in the backend every interval.",
+							 &ft_tick_source,
+							 FT_TICK_SOURCE_WORKER,
+							 tick_source_options,
+							 PGC_SUSET,
+							 0,
+							 NULL,
+							 NULL,
+							 NULL);
+
 	DefineCustomIntVariable("fasttime.profile_after",
 							"Milliseconds of exact node timing before profiled timing takes over.",
 							"Runs shorter than this keep exact node times, and a plan whose "
@@ -433,6 +455,7 @@ _PG_init(void)
 
 	ft_install_executor_hooks();
 	ft_register_explain_option();
+	ft_ticker_init();
 
 	if (process_shared_preload_libraries_in_progress)
 		ft_server_start();

@@ -642,6 +642,8 @@ ft_ExecutorRun(FT_EXECUTORRUN_ARGS)
 	}
 	PG_FINALLY();
 	{
+		if (prof)
+			ft_prof_take_worker_tick();
 		ft_usage_run_end(saved_usage_top);
 		if (prof)
 			ft_prof_leave(prof, saved_frames, saved_nframes);
@@ -985,6 +987,8 @@ ft_ExecutorFinish(QueryDesc *queryDesc)
 	}
 	PG_FINALLY();
 	{
+		if (prof)
+			ft_prof_take_worker_tick();
 		ft_usage_run_end(saved_usage_top);
 		if (prof)
 			ft_prof_leave(prof, saved_frames, saved_nframes);

@@ -365,7 +365,9 @@ ft_prof_describe(const FtProfQuery *q, struct StringInfoData *buf)
 					 q->exact_ms, (unsigned long long) q->ticks, q->interval_ms);
 	if (q->longest_ms > q->interval_ms)
 		appendStringInfo(buf, " to %d", q->longest_ms);
-	appendStringInfoString(buf, " ms");
+	appendStringInfoString(buf, !q->worker_ticks ? " ms" :
+						   q->worker_fallback ? " ms from the tick worker, then timer signals" :
+						   " ms from the tick worker");
 	appendStringInfo(buf, "; a node holding 10 %% of the time: +-%.1f %%",
 					 100.0 * ft_prof_expected_error(ft_prof_effective_ticks(q), 0.1));
 }

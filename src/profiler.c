@@ -56,8 +56,11 @@
 
 /* the chain, and the clock at the last tick */
 volatile sig_atomic_t ft_prof_busy = 0;
-volatile uint8 ft_prof_gate = FT_FRAME_NONE;
 static volatile uint64 ft_prof_last = 0;
+
+/* the gate and the suspension: this backend's, until the worker's slot */
+static FtTickFlags ft_prof_own_flags = {FT_FRAME_NONE, 0};
+FtTickFlags *ft_prof_flags = &ft_prof_own_flags;
 
 /*
  * Time since the last tick that exact calls have credited to the profiled
@@ -80,6 +83,7 @@ int			ft_node_timing = FT_NODE_TIMING_PROFILE;
 int			ft_profile_interval_ms = 1;
 int			ft_profile_interval_max_ms = 4;
 int			ft_profile_after_ms = 20;
+int			ft_tick_source = FT_TICK_SOURCE_WORKER;
 
 /* the timeout, once registered; unavailable: no slot (timed exactly) */
 static bool ft_prof_registered = false;
@@ -117,9 +121,41 @@ volatile sig_atomic_t ft_prof_rearm_pending = 0;
 
 static void ft_prof_tick(void);
 
-/* the tick stopped itself in a wait (ft_prof_suspend), and when it was due */
-volatile sig_atomic_t ft_prof_suspended = 0;
+/*
+ * The tick stopped itself in a wait (ft_prof_suspend: ft_prof_suspended
+ * set too), and when it was due.  Only then does ft_prof_resume re-arm.
+ */
+static volatile sig_atomic_t ft_prof_signal_stopped = 0;
 static TimestampTz ft_prof_suspend_fin = 0;
+
+/*
+ * The outermost run moves to the tick worker at its switch (use), and the
+ * worker ticks it now (on): the timeout is off, and ft_prof_resume is the
+ * tick (ft_prof_worker_tick).
+ */
+static bool ft_prof_use_worker = false;
+static volatile bool ft_prof_on_worker = false;
+
+/*
+ * While the worker ticks, the timeout stays armed as a watchdog: should
+ * the worker not have ticked this backend (nor parked it) for that long
+ * -- it was terminated, or starved of CPU -- the run goes back to timer
+ * signals, or its nodes would be credited nothing for the rest of it.
+ * At 10 signals a second it costs a hundredth of the ticks it replaces
+ * (longer where the ticks' longest interval is over a third of that).
+ */
+#define FT_PROF_WATCHDOG_MS 100
+static int	ft_prof_watch_ms = FT_PROF_WATCHDOG_MS;
+
+/*
+ * The watchdog's first look (after the move, or an unpark) only notes the
+ * count: the worker's first tick comes an interval after it notices.
+ */
+#define FT_PROF_WATCH_FIRST PG_UINT64_MAX
+
+/* the watchdog found the backend parked: one-shot at a second, re-armed */
+static volatile bool ft_prof_watch_parked = false;
+static uint64 ft_prof_watch_ticks = 0;	/* worker ticks at the last look */
 
 #ifdef FASTTIME_FAULT_INJECTION
 /* fasttime.fault_switch_at_return: this run's switch instant has come */
@@ -296,9 +332,9 @@ ft_prof_switch(uint64 now)
 	/*
 	 * The prefix ticked at its own interval (ft_prof_prefix_ms): main code
 	 * re-arms at the profiled one at the next slow path, which the shut
-	 * gate sends every call to.
+	 * gate sends every call to; or moves the ticks to the worker there.
 	 */
-	if (ft_prof_first_ms != ft_prof_cur_ms)
+	if (ft_prof_first_ms != ft_prof_cur_ms || ft_prof_use_worker)
 	{
 		ft_prof_want_ms = ft_prof_first_ms;
 		ft_prof_rearm_pending = 1;
@@ -460,6 +496,39 @@ ft_prof_build_end_now(bool tsc)
 }
 
 /*
+ * The outermost run has switched, and the tick worker runs: stop the
+ * timeout and have the worker tick this backend every ms from now (main
+ * code: ft_prof_rearm, ft_prof_resume).  Should the worker have gone
+ * meanwhile, the timeout ticks on.
+ */
+static void
+ft_prof_to_worker(int ms)
+{
+	ft_prof_step_ticks = 0;
+	ft_prof_cur_ms = ms;
+	ft_prof_watch_ticks = FT_PROF_WATCH_FIRST;
+	ft_prof_watch_parked = false;
+	ft_prof_watch_ms = Max(FT_PROF_WATCHDOG_MS, 3 * Max(ms, ft_prof_max_ms));
+	if (ft_ticker_start(ms))
+	{
+		/* the watchdog armed before a signal may take the run for one */
+		if (ft_prof_registered)
+			enable_timeout_every(ft_prof_timeout,
+								 TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+															 ft_prof_watch_ms),
+								 ft_prof_watch_ms);
+		pg_compiler_barrier();
+		ft_prof_on_worker = true;
+		return;
+	}
+	ft_prof_use_worker = false;
+	if (ft_prof_registered)
+		enable_timeout_every(ft_prof_timeout,
+							 TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms),
+							 ms);
+}
+
+/*
  * The tick wants another interval (a longer one, ft_prof_lengthen; the
  * profiled one after the prefix's, ft_prof_switch): re-arm the timeout in
  * main code, since timeout.c's enable functions are not made for a
@@ -477,7 +546,18 @@ ft_prof_rearm(void)
 	ft_prof_rearm_pending = 0;
 	pg_compiler_barrier();
 	want = ft_prof_want_ms;
-	if (ft_prof_depth > 0 && want != ft_prof_cur_ms)
+	if (ft_prof_depth > 0 && ft_prof_use_worker && ft_prof_switched)
+	{
+		if (!ft_prof_on_worker)
+			ft_prof_to_worker(want);
+		else if (want != ft_prof_cur_ms)
+		{
+			ft_prof_step_ticks = 0;
+			ft_prof_cur_ms = want;
+			ft_ticker_set_interval(want);
+		}
+	}
+	else if (ft_prof_depth > 0 && want != ft_prof_cur_ms)
 	{
 		ft_prof_step_ticks = 0;
 		pg_compiler_barrier();
@@ -523,7 +603,11 @@ ft_prof_gate_open(void)
 	}
 #endif
 	ft_prof_gate = FT_FRAME_PROFILED;
-	pg_compiler_barrier();
+	/* the worker sets the suspension, then shuts the gate (ticker.h) */
+	if (ft_prof_on_worker)
+		pg_memory_barrier();
+	else
+		pg_compiler_barrier();
 	ft_prof_resume_if_suspended();
 	ft_prof_rearm_if_asked();
 }
@@ -843,9 +927,82 @@ static void
 ft_prof_suspend(void)
 {
 	ft_prof_suspend_fin = get_timeout_finish_time(ft_prof_timeout);
+	ft_prof_signal_stopped = 1;
 	ft_prof_suspended = 1;
 	ft_prof_gate = FT_FRAME_NONE;
 	enable_timeout_after(ft_prof_timeout, FT_PROF_SUSPENDED_MS);
+}
+
+/*
+ * The tick worker's tick, at the first transition after it (main code,
+ * before the chain changes: the chain still holds the node the tick
+ * found executing).  It credits the time since the last tick as a sample,
+ * as the signal's tick does where it lands.  A backend the worker found
+ * waiting was parked there, and no transition has come since: the time
+ * up to that tick is a sample, the rest the waiting chain's, exactly.
+ */
+static void
+ft_prof_worker_tick(void)
+{
+	uint64		now;
+	int64		ago_ns;
+
+	ft_prof_suspended = 0;
+	pg_memory_barrier();
+	if (ft_prof_depth == 0)
+		return;
+	ft_prof_busy = 1;
+	pg_compiler_barrier();
+	now = ft_prof_now(ft_prof_tsc);
+	if (ft_ticker_unpark(&ago_ns))
+	{
+		uint64		since = now > ft_prof_last ? now - ft_prof_last : 0;
+		uint64		ago = ft_prof_tsc ?
+			(uint64) ((double) ago_ns * (ft_conv.hz / 1e9)) : (uint64) ago_ns;
+
+		ft_prof_credit_until(now - Min(ago, since), true);
+		ft_prof_credit_until(now, false);
+		/* the worker ticks again an interval from now: the watchdog waits */
+		ft_prof_watch_ticks = FT_PROF_WATCH_FIRST;
+	}
+	else
+		ft_prof_credit_until(now, true);
+	ft_prof_ticks_total++;
+	for (int i = 0; i < ft_prof_depth; i++)
+	{
+		FtProfQuery *q = ft_prof_stack[i];
+
+		q->ticks++;
+		q->worker_ticks = true;
+		q->tick_ms += ft_prof_cur_ms;
+		q->tick_ms_sq += (uint64) ft_prof_cur_ms * ft_prof_cur_ms;
+		q->longest_ms = Max(q->longest_ms, ft_prof_cur_ms);
+	}
+	ft_prof_lengthen();
+	pg_compiler_barrier();
+	ft_prof_busy = 0;
+	if (ft_prof_watch_parked && ft_prof_registered)
+	{
+		/* the wait has ended: the watchdog every watch_ms again */
+		ft_prof_watch_parked = false;
+		ft_prof_watch_ticks = FT_PROF_WATCH_FIRST;
+		enable_timeout_every(ft_prof_timeout,
+							 TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														 ft_prof_watch_ms),
+							 ft_prof_watch_ms);
+	}
+}
+
+/*
+ * A run ends, by error or not (the executor hooks, before they restore
+ * the chain): a worker's tick not yet taken is the chain's as it is, the
+ * run's nodes on it (an error skips the transitions that would take it).
+ */
+void
+ft_prof_take_worker_tick(void)
+{
+	if (ft_prof_on_worker && ft_prof_suspended)
+		ft_prof_worker_tick();
 }
 
 /*
@@ -862,6 +1019,17 @@ ft_prof_resume(void)
 	int			ms;
 	int64		step;
 
+	if (ft_prof_on_worker)
+	{
+		ft_prof_worker_tick();
+		return;
+	}
+	if (!ft_prof_signal_stopped)
+	{
+		/* the worker's last tick of a run that has stopped it: nothing */
+		ft_prof_suspended = 0;
+		return;
+	}
 	if (ft_prof_depth > 0)
 	{
 		ft_prof_busy = 1;
@@ -870,6 +1038,7 @@ ft_prof_resume(void)
 		pg_compiler_barrier();
 		ft_prof_busy = 0;
 	}
+	ft_prof_signal_stopped = 0;
 	ft_prof_suspended = 0;
 	pg_compiler_barrier();
 	if (ft_prof_depth == 0 || !ft_prof_registered)
@@ -893,6 +1062,12 @@ ft_prof_resume(void)
 	{
 		ft_prof_step_ticks = 0;
 		ft_prof_cur_ms = ms;
+	}
+	if (ft_prof_use_worker && ft_prof_switched)
+	{
+		/* the switch came with the tick stopped: the worker from now */
+		ft_prof_to_worker(ms);
+		return;
 	}
 	now_ts = GetCurrentTimestamp();
 	step = (int64) ms * 1000;
@@ -922,14 +1097,50 @@ ft_prof_tick(void)
 		ft_prof_idle_ticks++;	/* ft_prof_tick_cost_ns is measuring */
 		return;
 	}
+
 	if (ft_prof_busy)
 	{
 		ft_prof_deferred_total++;
 		return;
 	}
+	if (ft_prof_on_worker)
+	{
+		uint64		worker_ticks = ft_ticker_ticks();
+
+		/*
+		 * The watchdog: the worker is ticking, or the backend waits (then
+		 * it only looks once a second, or every look would wake the
+		 * backend: PostgreSQL's handler sets the latch).
+		 */
+		if (ft_ticker_parked())
+		{
+			ft_prof_watch_parked = true;
+			enable_timeout_after(ft_prof_timeout, FT_PROF_SUSPENDED_MS);
+			return;
+		}
+		if (worker_ticks != ft_prof_watch_ticks)
+		{
+			ft_prof_watch_ticks = worker_ticks;
+			return;
+		}
+
+		/*
+		 * No tick for a watchdog interval: signals from here on, at the
+		 * interval the run had (main code re-arms); this one samples.
+		 */
+		ft_ticker_stop();
+		ft_prof_on_worker = false;
+		ft_prof_use_worker = false;
+		for (int i = 0; i < ft_prof_depth; i++)
+			ft_prof_stack[i]->worker_fallback = true;
+		ft_prof_want_ms = ft_prof_cur_ms;
+		ft_prof_cur_ms = ft_prof_watch_ms;
+		ft_prof_rearm_pending = 1;
+		ft_prof_gate = FT_FRAME_NONE;
+	}
 	now = ft_prof_now(ft_prof_tsc);
 	/* stopped in a wait, the chain has not changed since: no sample */
-	stopped = ft_prof_suspended;
+	stopped = ft_prof_signal_stopped;
 	ft_prof_credit_until(now, !stopped);
 
 	ft_prof_ticks_total++;
@@ -1022,6 +1233,27 @@ ft_prof_available(void)
 	ft_prof_register_jmp = NULL;
 	error_context_stack = saved_context;
 	PG_exception_stack = saved_exception;
+
+	/*
+	 * From the first profiled query on, the gate and the suspension live in
+	 * this backend's slot of the tick worker's shared memory, if it has one
+	 * (no run is under way yet).
+	 */
+	if (ft_prof_registered && ft_prof_flags == &ft_prof_own_flags)
+	{
+		FtTickFlags *slot = ft_ticker_attach();
+
+		if (slot != NULL)
+		{
+			ft_prof_busy = 1;
+			pg_compiler_barrier();
+			slot->gate = ft_prof_own_flags.gate;
+			slot->suspended = ft_prof_own_flags.suspended;
+			ft_prof_flags = slot;
+			pg_compiler_barrier();
+			ft_prof_busy = 0;
+		}
+	}
 
 	if (ft_prof_unavailable)
 		ereport(LOG,
@@ -1118,6 +1350,23 @@ ft_prof_first_tick_ms(void)
 }
 
 /*
+ * No run is under way any more: stop the ticks, the timeout's or the
+ * worker's.
+ */
+static void
+ft_prof_stop_ticks(void)
+{
+	if (ft_prof_on_worker)
+		ft_ticker_stop();
+	ft_prof_on_worker = false;
+	ft_prof_use_worker = false;
+	ft_prof_signal_stopped = 0;
+	ft_prof_suspended = 0;
+	if (ft_prof_registered && get_timeout_active(ft_prof_timeout))
+		disable_timeout(ft_prof_timeout, false);
+}
+
+/*
  * A profiled query's run begins: make its frames current, in the mode of
  * the outermost run (a new outermost run starts exact again), which
  * starts the ticks.  The caller restores with ft_prof_leave, also on
@@ -1182,6 +1431,10 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 		ft_prof_step_ticks = 0;
 		ft_prof_rearm_pending = 0;
 		ft_prof_suspended = 0;
+		ft_prof_signal_stopped = 0;
+		ft_prof_on_worker = false;
+		ft_prof_use_worker = ft_tick_source == FT_TICK_SOURCE_WORKER &&
+			ft_ticker_running();
 		ft_prof_build_ending = NULL;
 #ifdef FASTTIME_FAULT_INJECTION
 		ft_prof_fault_switch_armed = false;
@@ -1255,11 +1508,7 @@ ft_prof_leave(FtProfQuery *q, FtProfFrame **saved_frames,
 	/* a build left open is this run's (an outer one's ended as it began) */
 	ft_prof_build_ending = NULL;
 	if (ft_prof_depth == 0)
-	{
-		ft_prof_suspended = 0;
-		if (ft_prof_registered)
-			disable_timeout(ft_prof_timeout, false);
-	}
+		ft_prof_stop_ticks();
 }
 
 /*
@@ -1295,11 +1544,7 @@ ft_prof_forget(FtProfQuery *q)
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
 	if (ft_prof_depth == 0)
-	{
-		ft_prof_suspended = 0;
-		if (ft_prof_registered && get_timeout_active(ft_prof_timeout))
-			disable_timeout(ft_prof_timeout, false);
-	}
+		ft_prof_stop_ticks();
 }
 
 /*
@@ -1314,13 +1559,11 @@ ft_prof_reset(void)
 	ft_prof_frames = NULL;
 	ft_prof_nframes = 0;
 	ft_prof_depth = 0;
-	ft_prof_suspended = 0;
 	ft_prof_build_ending = NULL;
 	ft_prof_gate = FT_FRAME_NONE;
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
-	if (ft_prof_registered && get_timeout_active(ft_prof_timeout))
-		disable_timeout(ft_prof_timeout, false);
+	ft_prof_stop_ticks();
 }
 
 /* ticks of this backend, and ticks that waited for the next one */

@@ -44,6 +44,7 @@
 
 #include "compat.h"
 #include "prof_frame.h"
+#include "ticker.h"
 
 #include "port/atomics.h"
 
@@ -53,6 +54,13 @@ typedef enum FtNodeTimingMode
 	FT_NODE_TIMING_EXACT = 0,
 	FT_NODE_TIMING_PROFILE
 } FtNodeTimingMode;
+
+/* values of fasttime.tick_source */
+typedef enum FtTickSource
+{
+	FT_TICK_SOURCE_WORKER = 0,
+	FT_TICK_SOURCE_SIGNAL
+} FtTickSource;
 
 /* What one profiled query keeps: its frames, and what EXPLAIN shows. */
 typedef struct FtProfQuery
@@ -68,6 +76,8 @@ typedef struct FtProfQuery
 	double		sample_ms;		/* the time they credited, ms */
 	double		sample_sq_ms;	/* the sum of its squares, ms^2 */
 	bool		switched;		/* its frames were profiled at some point */
+	bool		worker_ticks;	/* the tick worker ticked it (not signals) */
+	bool		worker_fallback;	/* then signals: the worker stopped */
 	double		exact_ms;		/* the outermost run's time at the switch */
 	double		est_calls;		/* estimated node calls (EXPLAIN's; else 0) */
 	bool		ran;			/* it has run before (a cursor's FETCH) */
@@ -94,7 +104,15 @@ extern FT_HIDDEN volatile sig_atomic_t ft_prof_busy;
  * Shutting is always safe, and an opening under way sees a shutting it
  * undid once the gate is open.
  */
-extern FT_HIDDEN volatile uint8 ft_prof_gate;
+#define ft_prof_gate (ft_prof_flags->gate)
+
+/*
+ * The gate and the suspension (below) live in FtTickFlags: the backend's
+ * own, or its slot of the tick worker's shared memory once it has one, so
+ * that the worker can set them (ticker.h).  Every access goes through
+ * this pointer, which changes only while no run is under way.
+ */
+extern FT_HIDDEN FtTickFlags *ft_prof_flags;
 
 /*
  * The clock of the outermost profiled run (true: the TSC), which every
@@ -113,6 +131,7 @@ extern int	ft_node_timing;		/* fasttime.node_timing */
 extern int	ft_profile_interval_ms; /* fasttime.profile_interval */
 extern int	ft_profile_interval_max_ms; /* fasttime.profile_interval_max */
 extern int	ft_profile_after_ms;	/* fasttime.profile_after */
+extern int	ft_tick_source;		/* fasttime.tick_source */
 
 /*
  * Will this call of a node with a child the executor times itself run
@@ -174,11 +193,13 @@ extern void ft_prof_rearm(void);
 extern FT_HIDDEN volatile sig_atomic_t ft_prof_rearm_pending;
 
 /*
- * The tick stopped itself in a wait (profiler.c): the next call starting
- * or returning in a profiled query resumes it before changing the chain.
+ * The tick stopped itself in a wait, or the tick worker ticked
+ * (profiler.c): the next call starting or returning in a profiled query
+ * calls ft_prof_resume before changing the chain.
  */
-extern FT_HIDDEN volatile sig_atomic_t ft_prof_suspended;
+#define ft_prof_suspended (ft_prof_flags->suspended)
 extern FT_HIDDEN void ft_prof_resume(void);
+extern void ft_prof_take_worker_tick(void);
 
 /*
  * Resume the tick if it stopped itself (main code: every transition

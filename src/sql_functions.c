@@ -37,6 +37,7 @@
 #endif
 #include "node_timing.h"
 #include "profiler.h"
+#include "ticker.h"
 
 PG_FUNCTION_INFO_V1(fasttime_histogram);
 PG_FUNCTION_INFO_V1(fasttime_overhead);
@@ -725,6 +726,8 @@ fasttime_status(PG_FUNCTION_ARGS)
 				  psprintf(INT64_FORMAT, ft_node_timing_stats.small_plans));
 	ft_status_row(rsinfo, "profile_ticks_waited",
 				  psprintf(UINT64_FORMAT, ft_prof_backend_deferred()));
+	ft_status_row(rsinfo, "profile_worker_ticks",
+				  psprintf(UINT64_FORMAT, ft_ticker_ticks()));
 	/* a measurement that failed is kept as 0: NULL, as before it ran */
 	ft_status_row(rsinfo, "profile_tick_cost_ns",
 				  ft_prof_tick_cost_known(&tick_cost_ns) ?

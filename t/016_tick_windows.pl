@@ -17,7 +17,9 @@
 # millisecond), so the fault-injection build delivers the tick exactly
 # there (fasttime.fault_tick_at_return, fasttime.fault_switch_at_return:
 # right after an exact call of a node of the named type has left the
-# chain).
+# chain).  The windows are a timer signal's, so the runs tick with signals
+# (fasttime.tick_source = signal); the tick worker's ticks are taken in
+# main code, at a node call's start or return, outside any window.
 use strict;
 use warnings;
 use FindBin;
@@ -50,7 +52,8 @@ my ($rc, $status) = ft_sql($node, 'SET fasttime.clock_source = try_tsc; SHOW fas
 note("try_tsc is in effect as $status");
 
 my $prof = 'SET max_parallel_workers_per_gather = 0; SET fasttime.clock_source = try_tsc;
-	SET fasttime.node_timing = profile; SET fasttime.profile_after = 0; SET fasttime.profile_interval = 1;';
+	SET fasttime.node_timing = profile; SET fasttime.profile_after = 0; SET fasttime.profile_interval = 1;
+	SET fasttime.tick_source = signal;';
 
 # EXPLAIN (ANALYZE, FORMAT JSON) under the settings; (json, top, nodes) as
 # ft_explain_nodes gives them

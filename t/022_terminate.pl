@@ -130,7 +130,7 @@ SKIP:
 	my $node = ft_node('terminate_fault', install_path => $fault);
 	$node->start;
 	setup_node($node);
-	my $tick = 'SET fasttime.fault_tick_at_abort = on;';
+	my $tick = 'SET fasttime.fault_tick_at_abort = on; SET fasttime.tick_source = signal;';
 	for my $s (@shapes)
 	{
 		my ($what, $setup, $sql, $needle) = @$s;

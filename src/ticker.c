@@ -1,0 +1,473 @@
+/*-------------------------------------------------------------------------
+ *
+ * ticker.c
+ *	  The tick worker (ticker.h): one background worker that ticks every
+ *	  profiling backend at its interval, by writing its flags.
+ *
+ * Shared memory holds a slot per PGPROC number below MaxBackends (client
+ * backends and background workers, parallel ones included), each on its
+ * own cache line, and a bitmap of the slots being ticked, which is all
+ * the worker scans at each wake-up.  A backend ticked by the worker has an interval; the
+ * worker keeps each slot's next instant in its own memory (restarted when
+ * the backend bumps the slot's epoch), sleeps with clock_nanosleep until
+ * the earliest, and ticks the slots that are due: it counts the tick,
+ * parks the backend if its PGPROC shows a wait event, sets the suspension
+ * and shuts the gate.  With no slot to tick it sleeps on its latch, which
+ * a backend starting or unparking sets.  Nothing here runs in a backend's
+ * signal handler, and the worker takes no lock: each field has one writer
+ * but the flags, which the backend clears and the worker sets, ordered as
+ * ticker.h says.
+ *
+ * src/ticker.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "compat.h"
+
+#include <dlfcn.h>
+#include <time.h>
+
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/pmsignal.h"
+#include "storage/proc.h"
+#include "storage/procsignal.h"
+#include "port/pg_bitutils.h"
+#include "storage/shmem.h"
+#include "utils/wait_event.h"
+
+#include "ticker.h"
+
+typedef struct FtTickerSlot
+{
+	FtTickFlags flags;			/* the backend's gate and suspension */
+	volatile int interval_ms;	/* > 0: the worker ticks it; backend writes */
+	volatile uint32 epoch;		/* bumped by the backend: restart the
+								 * schedule one interval from now */
+	volatile bool parked;		/* the worker found it waiting and stopped */
+	volatile int64 parked_ns;	/* when (CLOCK_MONOTONIC) */
+	volatile uint64 ticks;		/* ticks the worker made for it */
+} FtTickerSlot;
+
+typedef union FtTickerSlotPadded
+{
+	FtTickerSlot slot;
+	char		pad[PG_CACHE_LINE_SIZE];
+} FtTickerSlotPadded;
+
+typedef struct FtTickerShared
+{
+	Latch	   *volatile latch; /* the worker's while it runs, else NULL */
+	volatile bool sleeping;		/* it waits on its latch for a slot */
+	int			nslots;
+	int			nwords;			/* of the bitmap of slots being ticked */
+	pg_atomic_uint64 *active;	/* that bitmap (after the slots) */
+	FtTickerSlotPadded slots[FLEXIBLE_ARRAY_MEMBER];
+} FtTickerShared;
+
+static FtTickerShared *ft_ticker = NULL;
+static FtTickerSlot *ft_my_slot = NULL;
+static int	ft_my_slotno = -1;
+static bool ft_ticker_preloaded = false;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* a worker's wake-up this much early still ticks (timer slack) */
+#define FT_TICKER_SLACK_NS 50000
+
+/*
+ * The longest the worker sleeps while it ticks anyone: a backend that
+ * starts or unparks meanwhile is seen within this (a latch does not end
+ * clock_nanosleep), whatever the other backends' intervals.
+ */
+#define FT_TICKER_MAX_SLEEP_NS 5000000
+
+static inline int64
+ft_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static Size
+ft_ticker_size(void)
+{
+	Size		words = (MaxBackends + 63) / 64;
+
+	return add_size(add_size(offsetof(FtTickerShared, slots),
+							 mul_size(MaxBackends, sizeof(FtTickerSlotPadded))),
+					mul_size(words, sizeof(pg_atomic_uint64)));
+}
+
+/* Ask for the slots (shmem_request_hook: MaxBackends is known). */
+static void
+ft_ticker_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(ft_ticker_size());
+}
+
+/* Create or attach to the slots (shmem_startup_hook). */
+static void
+ft_ticker_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	ft_ticker = ShmemInitStruct("fasttime ticker", ft_ticker_size(), &found);
+	if (!found)
+	{
+		memset(ft_ticker, 0, ft_ticker_size());
+		ft_ticker->nslots = MaxBackends;
+		ft_ticker->nwords = (MaxBackends + 63) / 64;
+		ft_ticker->active = (pg_atomic_uint64 *) &ft_ticker->slots[MaxBackends];
+		for (int w = 0; w < ft_ticker->nwords; w++)
+			pg_atomic_init_u64(&ft_ticker->active[w], 0);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * Module load in a preloading postmaster: chain the shared-memory hooks
+ * and register the worker.  It starts once the server accepts
+ * connections (a standby's too), connects to no database (only so that
+ * pg_stat_activity shows it, as "fasttime ticker"), and is started again a second after it ends, whether it
+ * was terminated (pg_terminate_backend) or failed.
+ */
+void
+ft_ticker_init(void)
+{
+	BackgroundWorker worker;
+	Dl_info		self;
+
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	/*
+	 * The worker loads this very library (a test's private build is
+	 * preloaded by its path): no worker where the path is unknown or too
+	 * long for the registration, and backends tick with signals.
+	 */
+	memset(&worker, 0, sizeof(worker));
+	if (dladdr((void *) ft_ticker_main, &self) == 0 || self.dli_fname == NULL ||
+		strlen(self.dli_fname) >= sizeof(worker.bgw_library_name))
+		return;
+	strlcpy(worker.bgw_library_name, self.dli_fname, sizeof(worker.bgw_library_name));
+	ft_ticker_preloaded = true;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = ft_ticker_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = ft_ticker_shmem_startup;
+
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = 1;
+	strlcpy(worker.bgw_function_name, "ft_ticker_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "fasttime ticker", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "fasttime ticker", BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
+}
+
+/* Mark this backend's slot as ticked, or not, in the bitmap. */
+static void
+ft_ticker_mark(bool on)
+{
+	int			n = ft_my_slotno;
+	uint64		bit = UINT64CONST(1) << (n % 64);
+
+	if (on)
+		pg_atomic_fetch_or_u64(&ft_ticker->active[n / 64], bit);
+	else
+		pg_atomic_fetch_and_u64(&ft_ticker->active[n / 64], ~bit);
+}
+
+/* The backend exits: its slot is ticked no more. */
+static void
+ft_ticker_detach(int code, Datum arg)
+{
+	if (ft_my_slot != NULL)
+	{
+		ft_my_slot->interval_ms = 0;
+		ft_my_slot->parked = false;
+		ft_ticker_mark(false);
+		ft_my_slot = NULL;
+	}
+}
+
+/*
+ * This backend's slot's flags, from its first profiled query on: NULL
+ * where fasttime is not preloaded or the backend has no slot.  The slot
+ * is reset (a former owner of the PGPROC number may have left it set).
+ */
+FtTickFlags *
+ft_ticker_attach(void)
+{
+	int			n;
+
+	if (ft_my_slot != NULL)
+		return &ft_my_slot->flags;
+	if (!ft_ticker_preloaded || ft_ticker == NULL || MyProc == NULL)
+		return NULL;
+	n = FT_MY_PROC_NUMBER();
+	if (n < 0 || n >= ft_ticker->nslots)
+		return NULL;
+	ft_my_slot = &ft_ticker->slots[n].slot;
+	ft_my_slotno = n;
+	ft_ticker_mark(false);
+	ft_my_slot->interval_ms = 0;
+	ft_my_slot->parked = false;
+	ft_my_slot->flags.gate = FT_FRAME_NONE;
+	ft_my_slot->flags.suspended = 0;
+	ft_my_slot->ticks = 0;
+	pg_memory_barrier();
+	before_shmem_exit(ft_ticker_detach, (Datum) 0);
+	return &ft_my_slot->flags;
+}
+
+bool
+ft_ticker_running(void)
+{
+	return ft_my_slot != NULL && ft_ticker->latch != NULL;
+}
+
+/* Wake the worker if it sleeps on its latch (after a slot changed). */
+static void
+ft_ticker_wake(void)
+{
+	Latch	   *latch;
+
+	pg_memory_barrier();
+	latch = ft_ticker->latch;
+	if (ft_ticker->sleeping && latch != NULL)
+		SetLatch(latch);
+}
+
+/*
+ * Tick this backend every ms, the first one interval from now.  The
+ * caller has stopped any timer signal of its own.
+ */
+bool
+ft_ticker_start(int ms)
+{
+	if (!ft_ticker_running())
+		return false;
+	ft_my_slot->parked = false;
+	ft_my_slot->epoch++;
+	pg_write_barrier();
+	ft_my_slot->interval_ms = Max(ms, 1);
+	ft_ticker_mark(true);
+	ft_ticker_wake();
+	return true;
+}
+
+/* A new interval, from the next tick on. */
+void
+ft_ticker_set_interval(int ms)
+{
+	if (ft_my_slot != NULL && ft_my_slot->interval_ms > 0)
+		ft_my_slot->interval_ms = Max(ms, 1);
+}
+
+/* No more ticks (a tick under way may still set the flags once). */
+void
+ft_ticker_stop(void)
+{
+	if (ft_my_slot == NULL)
+		return;
+	ft_my_slot->interval_ms = 0;
+	ft_my_slot->parked = false;
+	ft_ticker_mark(false);
+	pg_memory_barrier();
+}
+
+bool
+ft_ticker_unpark(int64 *ago_ns)
+{
+	if (ft_my_slot == NULL || !ft_my_slot->parked)
+		return false;
+	pg_read_barrier();
+	*ago_ns = Max(ft_mono_ns() - ft_my_slot->parked_ns, 0);
+	ft_my_slot->epoch++;
+	pg_write_barrier();
+	ft_my_slot->parked = false;
+	ft_ticker_wake();
+	return true;
+}
+
+bool
+ft_ticker_parked(void)
+{
+	return ft_my_slot != NULL && ft_my_slot->parked;
+}
+
+uint64
+ft_ticker_ticks(void)
+{
+	return ft_my_slot != NULL ? ft_my_slot->ticks : 0;
+}
+
+/* The worker leaves: backends see no worker and tick with signals. */
+static void
+ft_ticker_leave(int code, Datum arg)
+{
+	ft_ticker->latch = NULL;
+	ft_ticker->sleeping = false;
+}
+
+/*
+ * Tick one slot: count it, park a backend that is waiting (its next
+ * transition unparks it), and tell its next transition (the suspension,
+ * then the gate, so that a gate the backend opens meanwhile sees the
+ * suspension: profiler.c).
+ */
+static void
+ft_ticker_tick(FtTickerSlot *s, int procno, int64 now)
+{
+	PGPROC	   *proc = GetPGProcByNumber(procno);
+
+	s->ticks++;
+	if (proc->wait_event_info != 0)
+	{
+		s->parked_ns = now;
+		pg_write_barrier();
+		s->parked = true;
+	}
+	s->flags.suspended = 1;
+	pg_write_barrier();
+	s->flags.gate = FT_FRAME_NONE;
+}
+
+/* Is any slot being ticked and not parked?  (The worker, before it sleeps.) */
+static bool
+ft_ticker_any_due(void)
+{
+	for (int w = 0; w < ft_ticker->nwords; w++)
+	{
+		uint64		bits = pg_atomic_read_u64(&ft_ticker->active[w]);
+
+		while (bits != 0)
+		{
+			int			i = w * 64 + pg_rightmost_one_pos64(bits);
+			FtTickerSlot *s = &ft_ticker->slots[i].slot;
+
+			bits &= bits - 1;
+			if (i < ft_ticker->nslots && s->interval_ms > 0 && !s->parked)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The worker's main loop: tick the slots that are due, sleep until the
+ * next is, or on the latch while none is ticking.  SIGTERM ends it (the
+ * postmaster's shutdown), as does the postmaster's death.
+ */
+void
+ft_ticker_main(Datum arg)
+{
+	int64	   *next;
+	uint32	   *epoch;
+	int			n;
+
+	/* SIGHUP stays ignored, as the postmaster set it for workers */
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+
+	n = ft_ticker->nslots;
+	next = palloc0(sizeof(int64) * n);
+	epoch = palloc0(sizeof(uint32) * n);
+	ft_ticker->sleeping = false;
+	on_shmem_exit(ft_ticker_leave, (Datum) 0);
+	pg_write_barrier();
+	ft_ticker->latch = MyLatch;
+
+	for (;;)
+	{
+		int64		now = ft_mono_ns();
+		int64		wake = PG_INT64_MAX;
+
+		/*
+		 * Terminated: exit 1, so that the postmaster starts it again (at
+		 * its own shutdown it does not); meanwhile backends use signals.
+		 * A barrier (DROP DATABASE waits for every process to absorb
+		 * one) is absorbed here, each pass.
+		 */
+		if (ShutdownRequestPending)
+			proc_exit(1);
+		if (ProcSignalBarrierPending)
+			ProcessProcSignalBarrier();
+
+		for (int w = 0; w < ft_ticker->nwords; w++)
+		{
+			uint64		bits = pg_atomic_read_u64(&ft_ticker->active[w]);
+
+			while (bits != 0)
+			{
+				int			i = w * 64 + pg_rightmost_one_pos64(bits);
+				FtTickerSlot *s = &ft_ticker->slots[i].slot;
+				int			ms = s->interval_ms;
+				uint32		e;
+
+				bits &= bits - 1;
+				if (i >= n || ms <= 0 || s->parked)
+					continue;
+				pg_read_barrier();
+				e = s->epoch;
+				if (e != epoch[i])
+				{
+					epoch[i] = e;
+					next[i] = now + (int64) ms * 1000000;
+				}
+				else if (next[i] <= now + FT_TICKER_SLACK_NS)
+				{
+					ft_ticker_tick(s, i, now);
+					next[i] += (int64) ms * 1000000;
+					if (next[i] <= now)
+						next[i] = now + (int64) ms * 1000000;
+				}
+				wake = Min(wake, next[i]);
+			}
+		}
+
+		if (wake == PG_INT64_MAX)
+		{
+			/*
+			 * Nothing to tick: sleep on the latch.  A backend starting sets
+			 * its slot, then reads "sleeping"; this sets "sleeping", then
+			 * looks at the slots again, so one of them sees the other.
+			 */
+			ft_ticker->sleeping = true;
+			pg_memory_barrier();
+			ResetLatch(MyLatch);
+			if (!ft_ticker_any_due())
+				(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1,
+								 PG_WAIT_EXTENSION);
+			ft_ticker->sleeping = false;
+			pg_memory_barrier();
+		}
+		else
+		{
+			struct timespec ts;
+
+			wake = Min(wake, now + FT_TICKER_MAX_SLEEP_NS);
+			ts.tv_sec = wake / 1000000000;
+			ts.tv_nsec = wake % 1000000000;
+			/* a signal (SIGTERM, a barrier) interrupts it: the loop looks again */
+			(void) clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+			if (!PostmasterIsAlive())
+				proc_exit(1);
+		}
+	}
+}

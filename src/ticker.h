@@ -1,0 +1,72 @@
+/*-------------------------------------------------------------------------
+ *
+ * ticker.h
+ *	  The tick worker: ticks for profiled node timing without a signal in
+ *	  the profiling backend.
+ *
+ * A timer signal costs the backend it interrupts its delivery and return
+ * (20-50 us of CPU on a kvm-clock guest, a few points of a profiled
+ * query).  Where fasttime is preloaded, one background worker instead
+ * wakes at each backend's interval and writes the backend's tick flags
+ * (FtTickFlags, in shared memory): the next call starting or returning in
+ * the backend finds them as it finds a tick that stopped in a wait, and
+ * credits the time since the last tick to the node executing, in main
+ * code (profiler.c).  The sample is the same: the first transition after
+ * the tick is the executing node's.  A backend the worker finds waiting
+ * (a wait event reported) is parked, no longer woken, until its next
+ * transition unparks it.
+ *
+ * src/ticker.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FASTTIME_TICKER_H
+#define FASTTIME_TICKER_H
+
+#include <signal.h>
+
+#include "compat.h"
+#include "prof_frame.h"
+
+/*
+ * What every profiled call of a backend tests (profiler.h: the gate and
+ * the suspension).  A backend's own until it first profiles; in its slot
+ * of the worker's shared memory from then on, where the worker writes
+ * them.  The worker sets suspended, then shuts the gate (in that order).
+ */
+typedef struct FtTickFlags
+{
+	volatile uint8 gate;		/* FT_FRAME_PROFILED: the fast path's gate */
+	volatile sig_atomic_t suspended;	/* the next transition calls the
+										 * profiler (ft_prof_resume) */
+} FtTickFlags;
+
+/* _PG_init of a preloading postmaster: shared memory and the worker */
+extern void ft_ticker_init(void);
+
+/* this backend's flags in its slot, if the worker can tick it (else NULL) */
+extern FtTickFlags *ft_ticker_attach(void);
+
+/* is the worker running now, to tick this backend's next run? */
+extern bool ft_ticker_running(void);
+
+/* tick this backend every ms from now (false: no worker) */
+extern bool ft_ticker_start(int ms);
+extern void ft_ticker_set_interval(int ms);
+extern void ft_ticker_stop(void);
+
+/*
+ * Did the worker park this backend (finding it waiting)?  If so, unpark
+ * it, wake the worker, and give how long ago the parking tick was, in ns.
+ */
+extern bool ft_ticker_unpark(int64 *ago_ns);
+
+/* is this backend parked (the signal handler may ask) */
+extern bool ft_ticker_parked(void);
+
+/* the ticks the worker made for this backend (fasttime_status) */
+extern uint64 ft_ticker_ticks(void);
+
+extern PGDLLEXPORT void ft_ticker_main(Datum arg);
+
+#endif							/* FASTTIME_TICKER_H */

@@ -1,0 +1,208 @@
+# The tick worker (fasttime.tick_source = worker, the default where
+# fasttime is preloaded): one background worker ticks every profiling
+# backend after its exact prefix, so the backend takes no timer signal.
+# What must hold:
+# - the worker runs ("fasttime ticker" in pg_stat_activity), ticks a
+#   profiled run (the backend's profile_worker_ticks in fasttime_status()
+#   grow, and its profile_ticks with them), and tick_source = signal takes
+#   it off;
+# - its ticks credit the node doing the work, a parent is never shorter
+#   than its child, and the nodes hold the run's time;
+# - a backend that waits is parked: a wait of 1.5 s takes a few worker
+#   ticks, not 1500, and the waiting node holds the wait;
+# - DROP DATABASE, which waits for every process to absorb a barrier,
+#   does not wait for ever on the worker;
+# - the worker terminated in the middle of a run: the watchdog moves the
+#   run back to timer signals, which tick the rest of it, so its nodes
+#   still hold the whole run; the postmaster starts the worker again, and
+#   later runs use it;
+# - loaded without preloading, a backend has no worker and ticks with
+#   signals.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/lib";
+use FtTest;
+use IPC::Run;
+use JSON::PP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = ft_node('tick_worker', conf => [ 'autovacuum = off' ]);
+$node->start;
+ft_sql($node, q{
+	CREATE EXTENSION fasttime;
+	CREATE TABLE big AS SELECT g AS id, g % 1000 AS k FROM generate_series(1, 3000000) g;
+	CREATE FUNCTION nap(s float8) RETURNS bool LANGUAGE plpgsql AS $$
+	BEGIN
+		PERFORM pg_sleep(s);
+		RETURN true;
+	END $$;
+	VACUUM ANALYZE big;
+});
+
+my $prof = 'SET max_parallel_workers_per_gather = 0; SET fasttime.node_timing = profile;';
+my $wt = q{SELECT 'wt=' || value FROM fasttime_status() WHERE name = 'profile_worker_ticks';
+	SELECT 'pt=' || value FROM fasttime_status() WHERE name = 'profile_ticks';};
+
+sub json_of
+{
+	my ($out) = @_;
+	my ($j) = $out =~ /(\[\s*\{.*\}\s*\])/s;
+	return defined $j ? eval { decode_json($j)->[0] } : undef;
+}
+
+# the worker's ticks of the backend, and all its ticks, in a statement
+sub worker_ticks_of
+{
+	my ($out) = @_;
+	my @t = $out =~ /wt=(\d+)/g;
+	return @t == 2 ? $t[1] - $t[0] : undef;
+}
+
+sub ticks_of
+{
+	my ($out) = @_;
+	my @t = $out =~ /pt=(\d+)/g;
+	return @t == 2 ? $t[1] - $t[0] : undef;
+}
+
+sub find_node
+{
+	my ($p, $type) = @_;
+	return $p if ($p->{'Node Type'} // '') eq $type;
+	for my $c (@{ $p->{Plans} // [] })
+	{
+		my $n = find_node($c, $type);
+		return $n if $n;
+	}
+	return undef;
+}
+
+sub ticker_pid
+{
+	my ($rc, $out) = ft_sql($node,
+		q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'fasttime ticker'});
+	chomp $out;
+	return $out =~ /^\d+$/ ? $out : undef;
+}
+
+# a sort over a scan with a costly filter: most of the time is the scan's
+my $query = q{SELECT count(*) FROM (SELECT * FROM big WHERE md5(id::text) > 'f' ORDER BY k) s};
+
+my $pid = ticker_pid();
+ok(defined $pid, 'the tick worker runs in a preloading server (pid ' . ($pid // 'none') . ')');
+
+# the worker ticks a profiled run
+{
+	my ($rc, $out, $err) = ft_sql($node, "$prof $wt
+		EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) $query; $wt");
+	is($rc, 0, 'worker: EXPLAIN ANALYZE runs') or diag($err);
+	my ($doc, $n) = (json_of($out), worker_ticks_of($out));
+	my $all = ticks_of($out);
+	ok(defined $n && $n >= 20, 'worker: the worker ticked the run (' . ($n // '?') . ' ticks)');
+	# the prefix's ticks are signals (at most one a millisecond of its
+	# 20); a worker starved of CPU for 100 ms would hand the run to
+	# signals, so only most of the ticks need be the worker's
+	ok(defined $all && $all > 0 && $n >= 0.5 * $all,
+		'worker: most of the backend\'s ticks were the worker\'s (' . ($all // '?') . ' in all)');
+	my $agg = $doc->{Plan};
+	my $sort = find_node($agg, 'Sort');
+	my $scan = find_node($agg, 'Seq Scan');
+	my ($ta, $ts, $tc, $exec) = map { $_ // 0 } ($agg->{'Actual Total Time'},
+		$sort->{'Actual Total Time'}, $scan->{'Actual Total Time'}, $doc->{'Execution Time'});
+	ok($ta >= $ts && $ts >= $tc, "worker: no child longer than its parent ($ta >= $ts >= $tc ms)");
+	ok($tc >= 0.5 * $ta, "worker: the scan, doing most of the work, holds most of the time ($tc of $ta ms)");
+	ok($ta >= 0.9 * $exec && $ta <= $exec + 0.01, "worker: the plan holds the run's time ($ta of $exec ms)");
+}
+
+# tick_source = signal: the backend's own timer signals
+{
+	my ($rc, $out, $err) = ft_sql($node, "$prof SET fasttime.tick_source = signal; $wt
+		EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) $query; $wt");
+	is($rc, 0, 'signal: EXPLAIN ANALYZE runs') or diag($err);
+	my ($doc, $n) = (json_of($out), worker_ticks_of($out));
+	is($n, 0, 'signal: the worker did not tick the backend');
+	ok((ticks_of($out) // 0) >= 20, 'signal: its own ticks did (' . (ticks_of($out) // '?') . ')');
+}
+
+# a wait: the worker parks the backend until its next transition
+{
+	my ($rc, $out, $err) = ft_sql($node, "$prof SET fasttime.profile_after = 0; $wt
+		EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)
+		SELECT count(*) FROM (SELECT g, CASE WHEN g = 100000 THEN nap(1.5) END FROM generate_series(1, 200000) g) s; $wt");
+	is($rc, 0, 'wait: EXPLAIN ANALYZE runs') or diag($err);
+	my ($doc, $n) = (json_of($out), worker_ticks_of($out));
+	ok(defined $n && $n > 0, 'wait: the worker ticked the run');
+	ok(defined $n && $n < 400, 'wait: a 1.5 s wait takes a few worker ticks, not one a millisecond (' . ($n // '?') . ' ticks)');
+	my $fs = find_node($doc->{Plan}, 'Function Scan');
+	my ($tf, $ta) = map { $_ // 0 } ($fs->{'Actual Total Time'}, $doc->{Plan}{'Actual Total Time'});
+	ok($tf >= 1490 && $ta >= $tf, "wait: the Function Scan holds the wait, within its parent ($tf of $ta ms)");
+}
+
+# DROP DATABASE waits for every process, the worker too, to absorb a
+# barrier
+{
+	my ($rc, $out, $err) = ft_sql($node, 'CREATE DATABASE scratch');
+	($rc, $out, $err) = ft_sql($node, 'DROP DATABASE scratch', timeout => 60);
+	is($rc, 0, 'DROP DATABASE completes with the worker running') or diag($err);
+}
+
+# the worker terminated in the middle of a run: the watchdog takes over
+{
+	my ($out, $err) = ('', '');
+	my $long = q{SELECT count(*) FROM big a WHERE md5(a.id::text) > 'f' AND md5(md5(a.id::text)) > 'f'};
+	my $sql = "SET fasttime.node_timing = profile; SET max_parallel_workers_per_gather = 0;\n$wt\n"
+	  . "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) $long;\n$wt\n";
+	# from a file: IPC::Run feeds a scalar's input only while pumped
+	my $file = PostgreSQL::Test::Utils::tempdir() . '/terminated.sql';
+	PostgreSQL::Test::Utils::append_to_file($file, $sql);
+	chmod 0644, $file;
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-At', '-d', $node->connstr('postgres'), '-f', $file ],
+		'>', \$out, '2>', \$err, IPC::Run::timeout(300));
+	usleep(500_000);
+	my ($rc) = ft_sql($node, "SELECT pg_terminate_backend($pid)");
+	$h->finish;
+	my $doc = json_of($out);
+	ok(defined $doc, 'terminated: the run completes') or diag($err);
+	my ($ta, $exec) = map { $_ // 0 } ($doc->{Plan}{'Actual Total Time'}, $doc->{'Execution Time'});
+	my ($n, $all) = (worker_ticks_of($out) // 0, ticks_of($out) // 0);
+	ok($exec >= 800, "terminated: the run outlasted the termination ($exec ms)");
+	ok($n > 0, "terminated: the worker ticked the run before it went ($n ticks)");
+	# the watchdog's signals: a tick every 1-4 ms for the rest of the run
+	ok($all - $n > 50, 'terminated: timer signals ticked the rest of it (' . ($all - $n) . ' ticks)');
+	ok($ta >= 0.9 * $exec && $ta <= $exec + 0.01,
+		"terminated: the nodes still hold the whole run ($ta of $exec ms)");
+
+	my $new;
+	for (1 .. 100)
+	{
+		$new = ticker_pid();
+		last if defined $new && $new ne $pid;
+		usleep(100_000);
+	}
+	ok(defined $new && $new ne $pid, 'terminated: the postmaster starts the worker again');
+	($rc, $out, $err) = ft_sql($node, "$prof $wt
+		EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) $query; $wt");
+	ok((worker_ticks_of($out) // 0) > 0, 'terminated: a later run uses the new worker');
+}
+$node->stop;
+
+# loaded in a session of a server that does not preload it: signals
+{
+	my $plain = ft_node('tick_worker_load', preload => 0);
+	$plain->start;
+	ft_sql($plain, q{CREATE EXTENSION fasttime;
+		CREATE TABLE big AS SELECT g AS id, g % 1000 AS k FROM generate_series(1, 1000000) g; VACUUM ANALYZE big;});
+	my ($rc, $out, $err) = ft_sql($plain, "LOAD 'fasttime'; $prof $wt
+		EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) $query; $wt");
+	is($rc, 0, 'LOAD: EXPLAIN ANALYZE runs') or diag($err);
+	is(worker_ticks_of($out), 0, 'LOAD: no worker ticks the backend');
+	ok((ticks_of($out) // 0) > 0, 'LOAD: the run ticks with signals');
+	$plain->stop;
+}
+
+done_testing();
