@@ -375,10 +375,11 @@ _PG_init(void)
 
 	DefineCustomIntVariable("fasttime.profile_interval",
 							"Milliseconds between the ticks of profiled node timing.",
-							"Each tick is a timer signal, whose cost on this machine "
-							"fasttime_overhead(source => 'profile_tick') measures; a longer "
-							"interval takes fewer ticks and gives a larger statistical error on "
-							"nodes that hold a small share of the time.",
+							"A tick is a timer signal in the backend, whose cost on this "
+							"machine fasttime_overhead(source => 'profile_tick') measures, or "
+							"with the tick worker a wake-up of the worker; a longer interval "
+							"takes fewer ticks and gives a larger statistical error on nodes "
+							"that hold a small share of the time.",
 							&ft_profile_interval_ms,
 							1,
 							1,

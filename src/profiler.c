@@ -945,7 +945,10 @@ static void
 ft_prof_worker_tick(void)
 {
 	uint64		now;
+	uint64		since;
+	uint64		ago;
 	int64		ago_ns;
+	bool		parked;
 
 	ft_prof_suspended = 0;
 	pg_memory_barrier();
@@ -954,19 +957,26 @@ ft_prof_worker_tick(void)
 	ft_prof_busy = 1;
 	pg_compiler_barrier();
 	now = ft_prof_now(ft_prof_tsc);
-	if (ft_ticker_unpark(&ago_ns))
-	{
-		uint64		since = now > ft_prof_last ? now - ft_prof_last : 0;
-		uint64		ago = ft_prof_tsc ?
-			(uint64) ((double) ago_ns * (ft_conv.hz / 1e9)) : (uint64) ago_ns;
+	ago_ns = ft_ticker_tick_ago();
+	parked = ft_ticker_unpark();
+	since = now > ft_prof_last ? now - ft_prof_last : 0;
+	ago = ft_prof_tsc ?
+		(uint64) ((double) ago_ns * (ft_conv.hz / 1e9)) : (uint64) ago_ns;
 
-		ft_prof_credit_until(now - Min(ago, since), true);
+	/*
+	 * The sample ends at the tick's instant, as a signal's would: the time
+	 * since, to this transition, is the next sample's (crediting it to the
+	 * node sampled would favour nodes whose calls run long between
+	 * transitions).  A parked backend has waited since the tick, on the
+	 * same chain: that is its own, exactly.
+	 */
+	ft_prof_credit_until(now - Min(ago, since), true);
+	if (parked)
+	{
 		ft_prof_credit_until(now, false);
-		/* the worker ticks again an interval from now: the watchdog waits */
+		/* the worker ticks again on its grid: the watchdog waits */
 		ft_prof_watch_ticks = FT_PROF_WATCH_FIRST;
 	}
-	else
-		ft_prof_credit_until(now, true);
 	ft_prof_ticks_total++;
 	for (int i = 0; i < ft_prof_depth; i++)
 	{
@@ -1091,6 +1101,7 @@ ft_prof_tick(void)
 {
 	uint64		now;
 	bool		stopped;
+	int			counted_ms = ft_prof_cur_ms;	/* the interval it counts as */
 
 	if (ft_prof_depth == 0)
 	{
@@ -1112,7 +1123,7 @@ ft_prof_tick(void)
 		 * it only looks once a second, or every look would wake the
 		 * backend: PostgreSQL's handler sets the latch).
 		 */
-		if (ft_ticker_parked())
+		if (ft_ticker_parked() && ft_ticker_running())
 		{
 			ft_prof_watch_parked = true;
 			enable_timeout_after(ft_prof_timeout, FT_PROF_SUSPENDED_MS);
@@ -1125,8 +1136,9 @@ ft_prof_tick(void)
 		}
 
 		/*
-		 * No tick for a watchdog interval: signals from here on, at the
-		 * interval the run had (main code re-arms); this one samples.
+		 * No tick for a watchdog interval, or no worker: signals from
+		 * here on, at the interval the run had (main code re-arms); this
+		 * one samples, counted at that interval.
 		 */
 		ft_ticker_stop();
 		ft_prof_on_worker = false;
@@ -1157,9 +1169,9 @@ ft_prof_tick(void)
 			FtProfQuery *q = ft_prof_stack[i];
 
 			q->ticks++;
-			q->tick_ms += ft_prof_cur_ms;
-			q->tick_ms_sq += (uint64) ft_prof_cur_ms * ft_prof_cur_ms;
-			q->longest_ms = Max(q->longest_ms, ft_prof_cur_ms);
+			q->tick_ms += counted_ms;
+			q->tick_ms_sq += (uint64) counted_ms * counted_ms;
+			q->longest_ms = Max(q->longest_ms, counted_ms);
 		}
 		ft_prof_lengthen();
 	}

@@ -7,12 +7,13 @@
  * Shared memory holds a slot per PGPROC number below MaxBackends (client
  * backends and background workers, parallel ones included), each on its
  * own cache line, and a bitmap of the slots being ticked, which is all
- * the worker scans at each wake-up.  A backend ticked by the worker has an interval; the
- * worker keeps each slot's next instant in its own memory (restarted when
- * the backend bumps the slot's epoch), sleeps with clock_nanosleep until
- * the earliest, and ticks the slots that are due: it counts the tick,
- * parks the backend if its PGPROC shows a wait event, sets the suspension
- * and shuts the gate.  With no slot to tick it sleeps on its latch, which
+ * the worker scans at each wake-up.  A backend ticked by the worker has
+ * an interval; the worker keeps each slot's next instant in its own
+ * memory (restarted when the backend bumps the slot's epoch, kept on its
+ * grid across a park), sleeps with clock_nanosleep until the earliest,
+ * and ticks the slots that are due: it notes the tick's instant, parks
+ * the backend if its PGPROC shows a wait event, sets the suspension and
+ * shuts the gate.  With no slot to tick it sleeps on its latch, which
  * a backend starting or unparking sets.  Nothing here runs in a backend's
  * signal handler, and the worker takes no lock: each field has one writer
  * but the flags, which the backend clears and the worker sets, ordered as
@@ -49,7 +50,7 @@ typedef struct FtTickerSlot
 	volatile uint32 epoch;		/* bumped by the backend: restart the
 								 * schedule one interval from now */
 	volatile bool parked;		/* the worker found it waiting and stopped */
-	volatile int64 parked_ns;	/* when (CLOCK_MONOTONIC) */
+	volatile int64 tick_ns;		/* the last tick's instant (CLOCK_MONOTONIC) */
 	volatile uint64 ticks;		/* ticks the worker made for it */
 } FtTickerSlot;
 
@@ -290,15 +291,33 @@ ft_ticker_stop(void)
 	pg_memory_barrier();
 }
 
+/*
+ * How long ago the worker's last tick of this backend was, in ns: the
+ * instant it sampled, which the backend credits up to, as a signal's
+ * handler would have at that instant.
+ */
+int64
+ft_ticker_tick_ago(void)
+{
+	int64		at;
+
+	if (ft_my_slot == NULL)
+		return 0;
+	at = ft_my_slot->tick_ns;
+	pg_read_barrier();
+	return Max(ft_mono_ns() - at, 0);
+}
+
+/*
+ * Unpark this backend if the worker parked it (found it waiting), and
+ * wake the worker, which ticks it again on its old grid of instants (not
+ * from now: the unparking is a plan's event).
+ */
 bool
-ft_ticker_unpark(int64 *ago_ns)
+ft_ticker_unpark(void)
 {
 	if (ft_my_slot == NULL || !ft_my_slot->parked)
 		return false;
-	pg_read_barrier();
-	*ago_ns = Max(ft_mono_ns() - ft_my_slot->parked_ns, 0);
-	ft_my_slot->epoch++;
-	pg_write_barrier();
 	ft_my_slot->parked = false;
 	ft_ticker_wake();
 	return true;
@@ -336,12 +355,10 @@ ft_ticker_tick(FtTickerSlot *s, int procno, int64 now)
 	PGPROC	   *proc = GetPGProcByNumber(procno);
 
 	s->ticks++;
+	s->tick_ns = now;
+	pg_write_barrier();
 	if (proc->wait_event_info != 0)
-	{
-		s->parked_ns = now;
-		pg_write_barrier();
 		s->parked = true;
-	}
 	s->flags.suspended = 1;
 	pg_write_barrier();
 	s->flags.gate = FT_FRAME_NONE;
@@ -378,6 +395,7 @@ ft_ticker_main(Datum arg)
 {
 	int64	   *next;
 	uint32	   *epoch;
+	bool	   *was_parked;
 	int			n;
 
 	/* SIGHUP stays ignored, as the postmaster set it for workers */
@@ -388,6 +406,7 @@ ft_ticker_main(Datum arg)
 	n = ft_ticker->nslots;
 	next = palloc0(sizeof(int64) * n);
 	epoch = palloc0(sizeof(uint32) * n);
+	was_parked = palloc0(sizeof(bool) * n);
 	ft_ticker->sleeping = false;
 	on_shmem_exit(ft_ticker_leave, (Datum) 0);
 	pg_write_barrier();
@@ -421,21 +440,41 @@ ft_ticker_main(Datum arg)
 				uint32		e;
 
 				bits &= bits - 1;
-				if (i >= n || ms <= 0 || s->parked)
+				if (i >= n || ms <= 0)
 					continue;
+				if (s->parked)
+				{
+					was_parked[i] = true;
+					continue;
+				}
 				pg_read_barrier();
 				e = s->epoch;
 				if (e != epoch[i])
 				{
 					epoch[i] = e;
+					was_parked[i] = false;
 					next[i] = now + (int64) ms * 1000000;
+				}
+				else if (was_parked[i])
+				{
+					/*
+					 * Unparked: on to the next instant of the grid it had,
+					 * no tick now, which would fall at a plan's event (the
+					 * end of a wait).
+					 */
+					was_parked[i] = false;
+					if (next[i] <= now)
+						next[i] += ((now - next[i]) / ((int64) ms * 1000000) + 1) *
+							(int64) ms * 1000000;
 				}
 				else if (next[i] <= now + FT_TICKER_SLACK_NS)
 				{
+					/* (late by an interval or more: one tick, then the grid) */
 					ft_ticker_tick(s, i, now);
 					next[i] += (int64) ms * 1000000;
 					if (next[i] <= now)
-						next[i] = now + (int64) ms * 1000000;
+						next[i] += ((now - next[i]) / ((int64) ms * 1000000) + 1) *
+							(int64) ms * 1000000;
 				}
 				wake = Min(wake, next[i]);
 			}

@@ -55,11 +55,14 @@ extern bool ft_ticker_start(int ms);
 extern void ft_ticker_set_interval(int ms);
 extern void ft_ticker_stop(void);
 
+/* how long ago the worker's last tick of this backend was, ns */
+extern int64 ft_ticker_tick_ago(void);
+
 /*
- * Did the worker park this backend (finding it waiting)?  If so, unpark
- * it, wake the worker, and give how long ago the parking tick was, in ns.
+ * Did the worker park this backend (finding it waiting, at its last
+ * tick)?  If so, unpark it and wake the worker.
  */
-extern bool ft_ticker_unpark(int64 *ago_ns);
+extern bool ft_ticker_unpark(void);
 
 /* is this backend parked (the signal handler may ask) */
 extern bool ft_ticker_parked(void);
