@@ -477,6 +477,9 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		prev_ExecutorStart(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
+#ifdef FASTTIME_FAULT_INJECTION
+	ft_fault_wrap_foreign(queryDesc);
+#endif
 
 	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0 ||
 		queryDesc->instrument_options == 0 ||
@@ -526,11 +529,23 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	qc->prof_declined = declined;
 	qc->est_calls = est_calls;
 	qc->tsc = wrapped && ft_timer_is_tsc(timer);
+
+	/*
+	 * The outermost query: a query nested in it reuses the last stamp (see
+	 * below), which must be this one's or later.  A TSC-timed one takes
+	 * its own (or one of the last FT_STAMP_REUSE_NS); one timed otherwise
+	 * takes none, so the last is forgotten: a nested query starting from
+	 * it would be compared over the hours since, with a tolerance that
+	 * grows with them.
+	 */
+	if (n_query_clocks == 1 && !qc->tsc)
+		last_stamp_valid = false;
 	if (wrapped && ft_timer_is_profiled(timer))
 	{
 		qc->prof = ft_prof_query_create(queryDesc->planstate,
 										queryDesc->estate->es_subplanstates,
 										max_id + 1, ft_timer_is_tsc(timer),
+										ft_wrappers_node_is_ours,
 										queryDesc->estate->es_query_cxt);
 		/*
 		 * An EXPLAIN's estimate may bring its first tick forward
@@ -563,7 +578,10 @@ ft_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		}
 		if (n_query_clocks > 1 && last_stamp_valid && !ft_timer_is_profiled(timer))
 		{
-			/* nested: start from the last stamp; check_clocks judges */
+			/*
+			 * nested: start from the last stamp, which is the outermost
+			 * query's or later (see below); check_clocks judges
+			 */
 			qc->tsc_start = last_stamp_tsc;
 			qc->wall_start_ns = last_stamp_wall_ns;
 			qc->start_slack_ns = 0;
@@ -854,7 +872,9 @@ compare_pending_window(uint64 tsc_end, int64 wall_end, int64 end_slack)
  * A nested query shorter than FT_STAMP_REUSE_NS by the TSC is left to the
  * next comparison, which starts from the same stamp (at the latest the
  * outermost query's, or the transaction's end): a pair of reads costs as
- * much as the node timing of a one-row lookup.  A TSC jump still shows: it
+ * much as the node timing of a one-row lookup.  Only inside a TSC-timed
+ * outermost query, whose own comparison bounds the wait: inside one timed
+ * otherwise the next comparison may come after any pause.  A TSC jump still shows: it
  * makes the query look long or negative (compared at once), or short by
  * the jump, which the next comparison sees whole.
  */
@@ -872,7 +892,8 @@ check_clocks(FtQueryClock *qc)
 		compare_pending_window(0, 0, -1);
 
 	if (n_query_clocks > 1 && last_stamp_valid &&
-		last_stamp_tsc == qc->tsc_start && last_stamp_wall_ns == qc->wall_start_ns)
+		last_stamp_tsc == qc->tsc_start && last_stamp_wall_ns == qc->wall_start_ns &&
+		query_clocks[0].tsc && !query_clocks[0].checked)
 	{
 		/* the TSC as the last exact call read it, if since the start */
 		uint64		now = ft_node_last_tsc >= qc->tsc_start &&

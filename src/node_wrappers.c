@@ -700,6 +700,16 @@ ft_wrappers_stock_known(void)
 }
 
 /*
+ * Is this node on one of our wrappers (not stock's, not another
+ * extension's)?  For the profiler, which must know whose calls it sees.
+ */
+bool
+ft_wrappers_node_is_ours(PlanState *ps)
+{
+	return ft_is_ours(ps->ExecProcNode);
+}
+
+/*
  * Put one node on our wrappers if it is instrumented and on a stock one
  * now; leave it alone otherwise (already ours, or another extension's),
  * which makes every walk idempotent.

@@ -99,6 +99,7 @@ extern const char *ft_read_order_name(FtReadOrder order);
 
 extern void ft_wrappers_learn_stock(void);
 extern bool ft_wrappers_stock_known(void);
+extern bool ft_wrappers_node_is_ours(PlanState *ps);
 extern int	ft_wrap_query_nodes(PlanState *planstate, List *subplanstates,
 								FtTimer timer, int *switched,
 								int *max_plan_node_id);

@@ -29,6 +29,7 @@
 typedef struct FtProfWalk
 {
 	FtProfQuery *q;
+	bool		(*on_wrappers) (PlanState *);	/* is a node on fasttime's? */
 	MemoryContext cxt;
 } FtProfWalk;
 
@@ -79,13 +80,16 @@ ft_prof_mark(FtProfWalk *w, PlanState *ps, bool permanent)
  * (MultiExecPrivateHash): its child's calls bracket the build, from the
  * first to the one returning no row (ft_prof_build_link).  Not a Parallel
  * Hash, whose barrier waits around those calls are the Hash's time in
- * stock and bracketed by no child call: core times it.
+ * stock and bracketed by no child call: core times it.  Nor one whose
+ * child another extension's wrapper runs: no call of ours would open the
+ * build, and the Hash would read nothing.
  */
 static bool
 ft_prof_hash_own_build(FtProfWalk *w, PlanState *ps)
 {
 	return IsA(ps, HashState) && ft_prof_framed(w, ps) &&
-		!ps->plan->parallel_aware && ft_prof_framed(w, outerPlanState(ps));
+		!ps->plan->parallel_aware && ft_prof_framed(w, outerPlanState(ps)) &&
+		w->on_wrappers(outerPlanState(ps));
 }
 
 /*
@@ -159,10 +163,15 @@ ft_prof_walker(PlanState *ps, void *context)
 	return planstate_tree_walker(ps, ft_prof_walker, context);
 }
 
-/* A profiled query's frames, by plan_node_id, exact to begin with. */
+/*
+ * A profiled query's frames, by plan_node_id, exact to begin with.  Its
+ * nodes are on their wrappers already; on_wrappers tells those on
+ * fasttime's from those another extension wraps.
+ */
 FtProfQuery *
 ft_prof_query_create(PlanState *planstate, List *subplanstates, int nframes,
-					 bool tsc, MemoryContext cxt)
+					 bool tsc, bool (*on_wrappers) (PlanState *),
+					 MemoryContext cxt)
 {
 	FtProfQuery *q = MemoryContextAllocZero(cxt, sizeof(FtProfQuery));
 	FtProfWalk	w;
@@ -175,6 +184,7 @@ ft_prof_query_create(PlanState *planstate, List *subplanstates, int nframes,
 	q->interval_ms = ft_profile_interval_ms;
 	q->after_ms = ft_profile_after_ms;
 	w.q = q;
+	w.on_wrappers = on_wrappers;
 	w.cxt = cxt;
 	if (planstate != NULL)
 		(void) ft_prof_walker(planstate, &w);

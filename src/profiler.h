@@ -232,7 +232,8 @@ extern void ft_prof_fault_abort_tick(void);
 /* executor hooks' side (profiler.c) */
 extern FtProfQuery *ft_prof_query_create(PlanState *planstate,
 										 List *subplanstates, int nframes,
-										 bool tsc, MemoryContext cxt);
+										 bool tsc, bool (*on_wrappers) (PlanState *),
+										 MemoryContext cxt);
 extern bool ft_prof_active(void);
 extern bool ft_prof_available(void);
 extern double ft_prof_estimated_calls(PlanState *planstate, double limit);

@@ -196,6 +196,40 @@ for my $order (qw(off on))
 	cmp_ok($reused, '>=', 150, "most starts reuse the last pair ($reused of 201)");
 }
 
+# A query nested in one that takes no pair (here an EXPLAIN timed by
+# clock_gettime) starts from a pair of its own, not from the last one taken
+# before, which may be hours old: the comparison's tolerance grows with the
+# span it covers.  Nor does it leave its comparison to a later one, which
+# may come after any pause: only a TSC-timed outermost query, compared at
+# its end, bounds that wait.  (With the step clock the nested lookup takes
+# a few microseconds, short enough to be left.)
+{
+	ft_sql($node, q{
+		CREATE FUNCTION one_lookup() RETURNS bigint LANGUAGE plpgsql
+		SET fasttime.clock_source = try_tsc SET fasttime.node_timing = exact AS $$
+		DECLARE x bigint;
+		BEGIN
+			SELECT k INTO x FROM s WHERE g >= 7 ORDER BY g LIMIT 1;
+			RETURN x;
+		END $$;
+	});
+	my $counters = q{SELECT string_agg(value, ',' ORDER BY name) FROM fasttime_status() WHERE name LIKE 'fault_clock_%';};
+	my ($rc, $out, $err) = ft_sql($node, "$step LOAD 'auto_explain';
+		SET auto_explain.log_min_duration = '100s'; SET auto_explain.log_analyze = on;
+		SET auto_explain.log_nested_statements = on;
+		SELECT count(*) FROM s;
+		SET fasttime.clock_source = clock_gettime;
+		$counters
+		EXPLAIN (ANALYZE, COSTS OFF) SELECT one_lookup() FROM o LIMIT 1;
+		$counters");
+	my @c = $out =~ /^(\d+),(\d+),(\d+)$/mg;
+	ok($rc == 0 && @c == 6, 'stamp counters read around a query nested in a clock_gettime EXPLAIN') or diag("$out\n$err");
+	my ($deferred, $reused, $taken) = ($c[3] - $c[0], $c[4] - $c[1], $c[5] - $c[2]);
+	is($reused, 0, "the nested query does not start from the pair taken before the EXPLAIN ($taken pairs taken)");
+	is($deferred, 0, 'nor leaves its comparison to a later one');
+	cmp_ok($taken, '>=', 2, 'it takes a pair at its start and one at its end');
+}
+
 # A TSC jump inside one of those short nested statements is not lost: its
 # comparison is left to a later one, which sees the jump whole.  (A jump
 # forward of a millisecond makes the statement itself look long, so it is

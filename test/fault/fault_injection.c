@@ -71,6 +71,10 @@
  */
 #ifndef FT_FAULT_STANDALONE
 #include "compat.h"
+#include "executor/execdesc.h"
+#include "executor/instrument.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
 #include "utils/guc.h"
 #include "utils/timeout.h"
 #endif
@@ -514,6 +518,73 @@ static const struct config_enum_entry fault_switch_modes[] = {
 /* fasttime.fault_fill_timeouts */
 static bool ft_fault_fill_timeouts_on = false;
 
+/* fasttime.fault_foreign_wrap */
+static char *ft_fault_foreign_wrap = NULL;
+
+/*
+ * "Another extension's" node wrapper: what stock's ExecProcNodeInstr does
+ * (ExecProcNodeFirst's stack check aside), so the node's rows, loops and
+ * time are stock's.
+ */
+static TupleTableSlot *
+fault_foreign_exec(PlanState *node)
+{
+	TupleTableSlot *slot;
+
+	InstrStartNode(node->instrument);
+	slot = node->ExecProcNodeReal(node);
+	InstrStopNode(node->instrument, TupIsNull(slot) ? 0.0 : 1.0);
+	return slot;
+}
+
+/* Does fasttime.fault_foreign_wrap name this node's type? */
+static bool
+fault_foreign_named(PlanState *ps)
+{
+	static const struct
+	{
+		NodeTag		tag;
+		const char *name;
+	}			names[] = {
+		{T_SeqScanState, "Seq Scan"},
+		{T_IndexScanState, "Index Scan"},
+		{T_SortState, "Sort"},
+		{T_MaterialState, "Materialize"},
+	};
+
+	for (int i = 0; i < lengthof(names); i++)
+	{
+		if (nodeTag(ps) == names[i].tag)
+			return strcmp(ft_fault_foreign_wrap, names[i].name) == 0;
+	}
+	return false;
+}
+
+/* planstate_tree_walker callback of ft_fault_wrap_foreign */
+static bool
+fault_foreign_walker(PlanState *ps, void *context)
+{
+	if (ps->instrument != NULL && fault_foreign_named(ps))
+		ps->ExecProcNode = fault_foreign_exec;
+	return planstate_tree_walker(ps, fault_foreign_walker, context);
+}
+
+/*
+ * Put the named nodes of a query on "another extension's" wrapper.  Its
+ * subplans are walked through their SubPlans and InitPlans, which is where
+ * the tests' nodes are (a CTE's would be missed).
+ */
+void
+ft_fault_wrap_foreign(void *queryDesc)
+{
+	QueryDesc  *qd = (QueryDesc *) queryDesc;
+
+	if (ft_fault_foreign_wrap == NULL || ft_fault_foreign_wrap[0] == '\0' ||
+		qd->planstate == NULL || qd->instrument_options == 0)
+		return;
+	(void) fault_foreign_walker(qd->planstate, NULL);
+}
+
 /*
  * Take every free timeout slot, registering the given handler, until
  * RegisterTimeout refuses with its FATAL: the caller (profiler.c's
@@ -688,6 +759,16 @@ ft_fault_init(void)
 							 NULL,
 							 NULL,
 							 NULL);
+	DefineCustomStringVariable("fasttime.fault_foreign_wrap",
+							   "Fault injection (test builds only): plan nodes of this type are put on another extension's wrapper before fasttime's.",
+							   NULL,
+							   &ft_fault_foreign_wrap,
+							   "",
+							   PGC_USERSET,
+							   GUC_NOT_IN_SAMPLE,
+							   NULL,
+							   NULL,
+							   NULL);
 	DefineCustomIntVariable("fasttime.fault_fallback_after",
 							"Fault injection (test builds only): disagreements of the clocks after which a backend gives the TSC up (0: the built-in number).",
 							NULL,

@@ -116,6 +116,17 @@ extern void ft_fault_fill_timeouts(void (*handler) (void));
  */
 extern int	ft_fault_fallback_after;
 
+/*
+ * fasttime.fault_foreign_wrap = 'Node Type' ('': off): at ExecutorStart,
+ * before fasttime puts the plan's nodes on its wrappers, each instrumented
+ * node of that type (as EXPLAIN names it: Seq Scan, Index Scan, Sort,
+ * Materialize) is put on a wrapper of "another extension" that does what
+ * stock's ExecProcNodeInstr does, so fasttime leaves it alone: an
+ * extension loaded before fasttime that wraps nodes.  Takes the query
+ * (a QueryDesc); called where fasttime's ExecutorStart has run the rest.
+ */
+extern void ft_fault_wrap_foreign(void *queryDesc);
+
 #endif							/* FASTTIME_FAULT_INJECTION */
 
 #endif							/* FASTTIME_FAULT_INJECTION_H */
