@@ -134,6 +134,9 @@ MODES = {
             "SET LOCAL fasttime.ordered_reads = off;"),
     "profile": ("profile",
                 "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile;"),
+    "default": ("the defaults (auto, profile, tick worker)", ""),
+    "default_sig": ("the defaults, timer signals",
+                    "SET LOCAL fasttime.tick_source = signal;"),
 }
 PLAIN_SETS = "SET LOCAL fasttime.clock_source = clock_gettime;"
 EXPLAIN = "EXPLAIN (ANALYZE, VERBOSE, BUFFERS OFF, FORMAT JSON) "

@@ -19,6 +19,9 @@
 #            the default)
 #   off      exact timing, TSC, plain reads (ordered_reads = off)
 #   profile  fasttime.node_timing = profile (TSC)
+#   default  nothing set: what a user gets (clock_source auto, profiled
+#            timing, ticks from the tick worker)
+#   default_sig  the defaults with fasttime.tick_source = signal
 # The TSC modes use clock_source = try_tsc, and the exact ones (on, off)
 # node_timing = exact (the report shows what SHOW and EXPLAIN
 # (CLOCK_SOURCE) said under each mode).
