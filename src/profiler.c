@@ -603,7 +603,7 @@ ft_prof_gate_open(void)
 	}
 #endif
 	ft_prof_gate = FT_FRAME_PROFILED;
-	/* the worker sets the suspension, then shuts the gate (ticker.h) */
+	/* the worker sets the suspension as it shuts the gate (ticker.h) */
 	if (ft_prof_on_worker)
 		pg_memory_barrier();
 	else

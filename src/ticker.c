@@ -43,9 +43,16 @@
 
 #include "ticker.h"
 
+/*
+ * A backend's slot.  Its flags have a cache line to themselves, written by
+ * the worker in one store: the backend reads that line at every call, and
+ * a line the worker also reads or writes for anything else is taken from
+ * the backend's cache before the flags change (ft_ticker_tick).
+ */
 typedef struct FtTickerSlot
 {
 	FtTickFlags flags;			/* the backend's gate and suspension */
+	char		flags_line[PG_CACHE_LINE_SIZE - sizeof(FtTickFlags)];
 	volatile int interval_ms;	/* > 0: the worker ticks it; backend writes */
 	volatile uint32 epoch;		/* bumped by the backend: restart the
 								 * schedule one interval from now */
@@ -57,8 +64,13 @@ typedef struct FtTickerSlot
 typedef union FtTickerSlotPadded
 {
 	FtTickerSlot slot;
-	char		pad[PG_CACHE_LINE_SIZE];
+	char		pad[2 * PG_CACHE_LINE_SIZE];
 } FtTickerSlotPadded;
+
+StaticAssertDecl(sizeof(FtTickerSlot) <= 2 * PG_CACHE_LINE_SIZE,
+				 "a ticker slot is two cache lines");
+StaticAssertDecl(sizeof(FtTickFlags) == sizeof(uint64),
+				 "the worker writes a backend's flags in one 8-byte store");
 
 typedef struct FtTickerShared
 {
@@ -67,7 +79,7 @@ typedef struct FtTickerShared
 	int			nslots;
 	int			nwords;			/* of the bitmap of slots being ticked */
 	pg_atomic_uint64 *active;	/* that bitmap (after the slots) */
-	FtTickerSlotPadded slots[FLEXIBLE_ARRAY_MEMBER];
+	FtTickerSlotPadded *slots;	/* after this, on a cache line boundary */
 } FtTickerShared;
 
 static FtTickerShared *ft_ticker = NULL;
@@ -102,7 +114,8 @@ ft_ticker_size(void)
 {
 	Size		words = (MaxBackends + 63) / 64;
 
-	return add_size(add_size(offsetof(FtTickerShared, slots),
+	/* the header, room to align the slots, the slots, the bitmap */
+	return add_size(add_size(sizeof(FtTickerShared) + PG_CACHE_LINE_SIZE,
 							 mul_size(MaxBackends, sizeof(FtTickerSlotPadded))),
 					mul_size(words, sizeof(pg_atomic_uint64)));
 }
@@ -131,6 +144,8 @@ ft_ticker_shmem_startup(void)
 		memset(ft_ticker, 0, ft_ticker_size());
 		ft_ticker->nslots = MaxBackends;
 		ft_ticker->nwords = (MaxBackends + 63) / 64;
+		ft_ticker->slots = (FtTickerSlotPadded *)
+			TYPEALIGN(PG_CACHE_LINE_SIZE, (char *) ft_ticker + sizeof(FtTickerShared));
 		ft_ticker->active = (pg_atomic_uint64 *) &ft_ticker->slots[MaxBackends];
 		for (int w = 0; w < ft_ticker->nwords; w++)
 			pg_atomic_init_u64(&ft_ticker->active[w], 0);
@@ -345,23 +360,40 @@ ft_ticker_leave(int code, Datum arg)
 
 /*
  * Tick one slot: count it, park a backend that is waiting (its next
- * transition unparks it), and tell its next transition (the suspension,
- * then the gate, so that a gate the backend opens meanwhile sees the
- * suspension: profiler.c).
+ * transition unparks it), and tell its next transition: the suspension
+ * set and the gate shut in one store, so that a gate the backend opens
+ * meanwhile sees the suspension (profiler.c).
+ *
+ * The sample is the node executing where the backend first reads that
+ * store, so the store must reach the backend's cache as one event, with
+ * nothing slow before it: the backend's wait state (a cache miss to its
+ * core) is read first, then the tick's instant, and the flags' line holds
+ * nothing else the worker reads or writes.  Otherwise the line was taken
+ * from the backend before the store landed, the check that missed on it
+ * read the old flags, and the check after it took the tick: a tick was
+ * credited to the node of the next transition, in some runs most ticks
+ * (a window function's time to its parent Aggregate, up to half of it on
+ * a kvm-clock guest: bench/results/2026-12-07c-kind-b).
  */
 static void
-ft_ticker_tick(FtTickerSlot *s, int procno, int64 now)
+ft_ticker_tick(FtTickerSlot *s, int procno)
 {
 	PGPROC	   *proc = GetPGProcByNumber(procno);
+	bool		waiting = proc->wait_event_info != 0;
+	FtTickFlags f;
+	uint64		word;
 
+	pg_memory_barrier();
 	s->ticks++;
-	s->tick_ns = now;
-	pg_write_barrier();
-	if (proc->wait_event_info != 0)
+	s->tick_ns = ft_mono_ns();
+	if (waiting)
 		s->parked = true;
-	s->flags.suspended = 1;
+	memset(&f, 0, sizeof(f));
+	f.gate = FT_FRAME_NONE;
+	f.suspended = 1;
+	memcpy(&word, &f, sizeof(word));
 	pg_write_barrier();
-	s->flags.gate = FT_FRAME_NONE;
+	*(volatile uint64 *) &s->flags = word;
 }
 
 /* Is any slot being ticked and not parked?  (The worker, before it sleeps.) */
@@ -470,7 +502,7 @@ ft_ticker_main(Datum arg)
 				else if (next[i] <= now + FT_TICKER_SLACK_NS)
 				{
 					/* (late by an interval or more: one tick, then the grid) */
-					ft_ticker_tick(s, i, now);
+					ft_ticker_tick(s, i);
 					next[i] += (int64) ms * 1000000;
 					if (next[i] <= now)
 						next[i] += ((now - next[i]) / ((int64) ms * 1000000) + 1) *

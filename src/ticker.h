@@ -32,7 +32,8 @@
  * What every profiled call of a backend tests (profiler.h: the gate and
  * the suspension).  A backend's own until it first profiles; in its slot
  * of the worker's shared memory from then on, where the worker writes
- * them.  The worker sets suspended, then shuts the gate (in that order).
+ * them.  The worker sets suspended and shuts the gate in one 8-byte store
+ * (ticker.c).
  */
 typedef struct FtTickFlags
 {
