@@ -5,19 +5,23 @@
  *	  profiling backend at its interval, by writing its flags.
  *
  * Shared memory holds a slot per PGPROC number below MaxBackends (client
- * backends and background workers, parallel ones included), each on its
- * own cache line, and a bitmap of the slots being ticked, which is all
- * the worker scans at each wake-up.  A backend ticked by the worker has
- * an interval; the worker keeps each slot's next instant in its own
- * memory (restarted when the backend bumps the slot's epoch, kept on its
- * grid across a park), sleeps with clock_nanosleep until the earliest,
- * and ticks the slots that are due: it notes the tick's instant, parks
- * the backend if its PGPROC shows a wait event, sets the suspension and
- * shuts the gate.  With no slot to tick it sleeps on its latch, which
- * a backend starting or unparking sets.  Nothing here runs in a backend's
- * signal handler, and the worker takes no lock: each field has one writer
- * but the flags, which the backend clears and the worker sets, ordered as
- * ticker.h says.
+ * backends and background workers, parallel ones included), each two
+ * cache lines, the backend's flags alone on the first, and a bitmap of
+ * the slots being ticked, which is all the worker scans at each wake-up.
+ * A backend ticked by the worker has an interval; the worker keeps each
+ * slot's next instant in its own memory (restarted when the backend bumps
+ * the slot's epoch, kept on its grid across a park), sleeps with
+ * clock_nanosleep until the earliest, and ticks the slots that are due:
+ * it reads whether the backend's PGPROC shows a wait event, notes the
+ * tick's instant, parks the backend if it was waiting, and sets the
+ * suspension and shuts the gate in one store (ft_ticker_tick).  With no
+ * slot to tick it sleeps on its latch, which a backend starting or
+ * unparking sets.  Nothing here runs in a backend's signal handler, and
+ * the worker takes no lock: each field has one writer but the flags,
+ * which the backend clears and opens and the worker sets and shuts.  The
+ * backend, opening the gate, stores it, then a full barrier, then reads
+ * the suspension again (ft_prof_gate_open): whichever of its store and
+ * the worker's lands last, it sees the tick or leaves the gate shut.
  *
  * src/ticker.c
  *
@@ -69,8 +73,20 @@ typedef union FtTickerSlotPadded
 
 StaticAssertDecl(sizeof(FtTickerSlot) <= 2 * PG_CACHE_LINE_SIZE,
 				 "a ticker slot is two cache lines");
-StaticAssertDecl(sizeof(FtTickFlags) == sizeof(uint64),
+/* the flags as the worker builds them: FtTickFlags' layout, not volatile */
+typedef struct FtTickWord
+{
+	uint8		gate;
+	sig_atomic_t suspended;
+} FtTickWord;
+
+StaticAssertDecl(sizeof(FtTickFlags) == sizeof(uint64) &&
+				 sizeof(FtTickWord) == sizeof(uint64) &&
+				 offsetof(FtTickWord, suspended) == offsetof(FtTickFlags, suspended),
 				 "the worker writes a backend's flags in one 8-byte store");
+/* the slots start on a cache line (ft_ticker_shmem_startup): aligned */
+StaticAssertDecl(offsetof(FtTickerSlot, flags) == 0,
+				 "a slot's flags start its first cache line");
 
 typedef struct FtTickerShared
 {
@@ -380,7 +396,7 @@ ft_ticker_tick(FtTickerSlot *s, int procno)
 {
 	PGPROC	   *proc = GetPGProcByNumber(procno);
 	bool		waiting = proc->wait_event_info != 0;
-	FtTickFlags f;
+	FtTickWord	f;
 	uint64		word;
 
 	pg_memory_barrier();
