@@ -63,26 +63,28 @@ MODES = {
               "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
     "exact": ("SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = exact;",
               "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
-    "profile": ("SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile;",
+    "profile": ("SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; SET LOCAL fasttime.tick_source = signal;",
                 "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
     # what a user gets: clock_source and node_timing at their defaults
     # (auto, profile): profiled timing with clock_gettime() where auto
     # refuses the TSC
-    "default": ("SET LOCAL fasttime.clock_source = auto; SET LOCAL fasttime.node_timing TO DEFAULT;",
+    "default": ("SET LOCAL fasttime.clock_source = auto; SET LOCAL fasttime.node_timing TO DEFAULT; "
+                "SET LOCAL fasttime.tick_source = signal;",
                 "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
     # profile with a shorter exact prefix, and with ticks of 2 ms from the start
     "profile_a5": ("SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; "
-                   "SET LOCAL fasttime.profile_after = 5;",
+                   "SET LOCAL fasttime.profile_after = 5; SET LOCAL fasttime.tick_source = signal;",
                    "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
     "profile_i2": ("SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; "
-                   "SET LOCAL fasttime.profile_interval = 2;",
+                   "SET LOCAL fasttime.profile_interval = 2; SET LOCAL fasttime.tick_source = signal;",
                    "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
-    # the default with timer signals instead of the tick worker
-    "default_signal": ("SET LOCAL fasttime.clock_source = auto; SET LOCAL fasttime.node_timing TO DEFAULT; "
-                       "SET LOCAL fasttime.tick_source = signal;",
+    # the default with the tick worker instead of timer signals (the
+    # server then starts with it: analytic.sh)
+    "default_worker": ("SET LOCAL fasttime.clock_source = auto; SET LOCAL fasttime.node_timing TO DEFAULT; "
+                       "SET LOCAL fasttime.tick_source = worker;",
                        "EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)"),
 }
-ORDER = ["plain", "timing_off", "stock", "exact", "profile", "default", "default_signal", "profile_a5",
+ORDER = ["plain", "timing_off", "stock", "exact", "profile", "default", "default_worker", "profile_a5",
          "profile_i2"]
 TITLES = {
     "plain": "plain (no EXPLAIN)",
@@ -93,7 +95,7 @@ TITLES = {
     "default": "default (`auto`, node_timing's default)",
     "profile_a5": "profile, `profile_after = 5`",
     "profile_i2": "profile, `profile_interval = 2`",
-    "default_signal": "default, `tick_source = signal`",
+    "default_worker": "default, `tick_source = worker`",
 }
 SHAPE_KEYS = ("Node Type", "Strategy", "Partial Mode", "Join Type", "Relation Name", "Alias",
               "Index Name", "Parent Relationship", "Subplan Name", "Scan Direction", "Command",

@@ -15,13 +15,14 @@
 #               bench/truth.sh's stock)
 #   exact       the same, clock_source = try_tsc, node_timing = exact
 #   profile     the same, clock_source = try_tsc, node_timing = profile
-#   default     the same, clock_source = auto, node_timing at its default
-#               (what a user gets: profiled, clock_gettime() where auto
-#               refuses the TSC)
+#   default     the same, clock_source = auto, node_timing at its default,
+#               tick_source = signal (what a user gets: profiled, timer
+#               signals, clock_gettime() where auto refuses the TSC)
 #   profile_a5  profile with profile_after = 5 (a shorter exact prefix)
 #   profile_i2  profile with profile_interval = 2 (ticks of 2 ms, then 4)
-#   default_signal  default with tick_source = signal (timer signals in
-#               the backend instead of the tick worker)
+#   default_worker  default with tick_source = worker (the tick worker
+#               instead of timer signals in the backend; the server then
+#               starts with it, so that the worker runs)
 #
 # Method: a throwaway cluster (fasttime preloaded by absolute path from
 # --so or from a temporary build of this checkout, nothing installed; jit
@@ -157,7 +158,8 @@ ft_cluster_start "$D" "$port" "jit = off" "autovacuum = off" \
 	"shared_buffers = '${FT_ANALYTIC_SHARED_BUFFERS:-4GB}'" "work_mem = '256MB'" \
 	"max_parallel_workers_per_gather = $parallel" \
 	"track_io_timing = off" "log_min_messages = warning" \
-	"shared_preload_libraries = '$D-lib/fasttime.so'"
+	"shared_preload_libraries = '$D-lib/fasttime.so'" \
+	"fasttime.tick_source = $(case " $modes " in *" default_worker "*) echo worker ;; *) echo signal ;; esac)"
 psql_cmd="$FT_BINDIR/psql -h $D -p $port -U $(ft_owner_name) -d postgres"
 say "analytic: loading (scale $scale)"
 t0=$(date +%s)

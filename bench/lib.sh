@@ -1,6 +1,8 @@
 # bench/lib.sh: a throwaway benchmark cluster with the data and harness
 # loaded, shared by bench/matrix.sh and bench/accuracy.sh.  Source it, then
-#   bench_cluster PORT ROWS      start, load bench/sql/setup.sql and
+#   bench_cluster PORT ROWS [CONF...]
+#                                start (CONF: more postgresql.conf lines),
+#                                load bench/sql/setup.sql and
 #                                bench/sql/harness.sql; stopped on exit
 #   bpsql [psql args...]         a psql session on it
 # PG_CONFIG selects the PostgreSQL installation (its installed fasttime).
@@ -14,11 +16,12 @@
 
 bench_cluster() {
 	local port=$1 rows=$2
+	shift 2
 	BENCH_DIR=/tmp/fasttime-bench-$port
 	trap 'ft_cluster_stop "$BENCH_DIR"; rm -rf "$BENCH_DIR"' EXIT
 	ft_cluster_start "$BENCH_DIR" "$port" "jit = off" \
 		"max_parallel_workers_per_gather = 0" "shared_buffers = '${FT_BENCH_SHARED_BUFFERS:-1GB}'" \
-		"autovacuum = off" "track_io_timing = off" "log_min_messages = warning" ||
+		"autovacuum = off" "track_io_timing = off" "log_min_messages = warning" "$@" ||
 		return 1
 	BENCH_PORT=$port
 	bpsql -c "CREATE EXTENSION fasttime" || return 1

@@ -28,9 +28,11 @@
 # with fasttime.clock_source = clock_gettime), profile_exact (profiled
 # timing that never switches: its exact prefix throughout), profile_a0,
 # profile_a5, profile_a10 (fasttime.profile_after = 0, 5, 10 ms) and
-# profile_cg_a5 (clock_gettime, 5 ms), profile_sig and profile_cg_sig
-# (profile and profile_cg with fasttime.tick_source = signal: timer
-# signals in the backend instead of the tick worker); on 19 also
+# profile_cg_a5 (clock_gettime, 5 ms), profile_worker and
+# profile_cg_worker (profile and profile_cg with fasttime.tick_source =
+# worker: the tick worker instead of timer signals in the backend; the
+# server then starts with it, and every other profiled variant sets
+# signal, the default); on 19 also
 # stock_system and stock_tsc (stock with the server's timing_clock_source
 # = system or tsc; plain "stock" is the server's auto) -- and the
 # plain statement, all
@@ -87,7 +89,10 @@ out=bench/out
 mkdir -p "$out"
 log() { echo "matrix: $*" >&2; }
 log "loading (lotsarows $rows rows)"
-bench_cluster "$port" "$rows"
+case " $kinds " in
+	*_worker" "*) bench_cluster "$port" "$rows" "fasttime.tick_source = worker" ;;
+	*) bench_cluster "$port" "$rows" ;;
+esac
 major=$(bpsql -At -c "SELECT current_setting('server_version_num')::int / 10000")
 
 # the variants: mode x (stock, exact, ...), and plain
@@ -115,8 +120,8 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 			   ('profile50', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_interval=50;fasttime.profile_interval_max=50'),
 			   ('profile_exact', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_after=3600000'),
 			   ('profile_cg', 'clock_gettime', 'fasttime.node_timing=profile'),
-			   ('profile_sig', 'try_tsc', 'fasttime.node_timing=profile;fasttime.tick_source=signal'),
-			   ('profile_cg_sig', 'clock_gettime', 'fasttime.node_timing=profile;fasttime.tick_source=signal'),
+			   ('profile_worker', 'try_tsc', 'fasttime.node_timing=profile;fasttime.tick_source=worker'),
+			   ('profile_cg_worker', 'clock_gettime', 'fasttime.node_timing=profile;fasttime.tick_source=worker'),
 			   ('profile_a0', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_after=0'),
 			   ('profile_a5', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_after=5'),
 			   ('profile_a10', 'try_tsc', 'fasttime.node_timing=profile;fasttime.profile_after=10'),
@@ -124,6 +129,8 @@ SELECT m.id || '/' || v.id, m.id || ', ' || v.id, m.prefix, v.clock, v.settings
 			   ('stock_system', 'clock_gettime', 'fasttime.node_timing=exact;timing_clock_source=system'),
 			   ('stock_tsc', 'clock_gettime', 'fasttime.node_timing=exact;timing_clock_source=tsc')) v(id, clock, settings);
 INSERT INTO bench_variants VALUES ('plain', 'plain statement', '', NULL, '');
+UPDATE bench_variants SET settings = settings || ';fasttime.tick_source=signal'
+ WHERE settings LIKE '%node_timing=profile%' AND settings NOT LIKE '%tick_source%';
 EOF
 bpsql -c "DELETE FROM bench_variants WHERE id <> 'plain' AND split_part(id, '/', 2) <> ALL (string_to_array('$kinds', ' '))"
 bpsql -c "DELETE FROM bench_variants WHERE id <> 'plain' AND split_part(id, '/', 1) <> ALL (string_to_array('$modes', ' '))"
@@ -215,8 +222,8 @@ EOF
 			profile_exact) hdr+=" | profiled, never switching" ;;
 			auto) hdr+=" | exact, clock_source = auto" ;;
 			profile_cg) hdr+=" | profiled, clock_gettime" ;;
-			profile_sig) hdr+=" | profiled, timer signals" ;;
-			profile_cg_sig) hdr+=" | profiled, clock_gettime, timer signals" ;;
+			profile_worker) hdr+=" | profiled, tick worker" ;;
+			profile_cg_worker) hdr+=" | profiled, clock_gettime, tick worker" ;;
 			stock) [ "$major" -ge 19 ] && hdr+=" | stock, timing_clock_source auto ($core_auto)" || hdr+=" | stock" ;;
 			stock_system) hdr+=" | stock, timing_clock_source = system" ;;
 			stock_tsc) hdr+=" | stock, timing_clock_source = tsc" ;;

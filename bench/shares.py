@@ -133,10 +133,14 @@ MODES = {
             "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = exact; "
             "SET LOCAL fasttime.ordered_reads = off;"),
     "profile": ("profile",
-                "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile;"),
-    "default": ("the defaults (auto, profile, tick worker)", ""),
-    "default_sig": ("the defaults, timer signals",
-                    "SET LOCAL fasttime.tick_source = signal;"),
+                "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; "
+                "SET LOCAL fasttime.tick_source = signal;"),
+    # the server starts the tick worker when a mode wants it (shares.sh),
+    # so the defaults name their tick source, the default one
+    "default": ("the defaults (auto, profile, timer signals)",
+                "SET LOCAL fasttime.tick_source = signal;"),
+    "default_worker": ("the defaults, tick worker",
+                       "SET LOCAL fasttime.tick_source = worker;"),
 }
 PLAIN_SETS = "SET LOCAL fasttime.clock_source = clock_gettime;"
 EXPLAIN = "EXPLAIN (ANALYZE, VERBOSE, BUFFERS OFF, FORMAT JSON) "
@@ -747,7 +751,8 @@ def cmd_run(a):
         show = psql.run("BEGIN; %s SELECT string_agg(name || ' = ' || setting, ', ' ORDER BY name) "
                         "FROM pg_settings WHERE name IN ('fasttime.clock_source', 'fasttime.clock_source_status', "
                         "'fasttime.node_timing', 'fasttime.ordered_reads', 'fasttime.profile_interval', "
-                        "'fasttime.profile_interval_max', 'fasttime.profile_after'); COMMIT;" % MODES[m][1]).strip()
+                        "'fasttime.profile_interval_max', 'fasttime.profile_after', 'fasttime.tick_source'); COMMIT;"
+                        % MODES[m][1]).strip()
         lines = ""
         if major >= 18:
             text = psql.run("BEGIN; %s %s EXPLAIN (ANALYZE, CLOCK_SOURCE, BUFFERS OFF) %s; COMMIT;"

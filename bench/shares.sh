@@ -19,9 +19,11 @@
 #            the default)
 #   off      exact timing, TSC, plain reads (ordered_reads = off)
 #   profile  fasttime.node_timing = profile (TSC)
-#   default  nothing set: what a user gets (clock_source auto, profiled
-#            timing, ticks from the tick worker)
-#   default_sig  the defaults with fasttime.tick_source = signal
+#   default  what a user gets (clock_source auto, profiled timing, timer
+#            signals; tick_source = signal is set, since the server starts
+#            the tick worker when default_worker is asked for)
+#   default_worker  the defaults with fasttime.tick_source = worker (the
+#            server then starts with it, so that the worker runs)
 # The TSC modes use clock_source = try_tsc, and the exact ones (on, off)
 # node_timing = exact (the report shows what SHOW and EXPLAIN
 # (CLOCK_SOURCE) said under each mode).
@@ -217,7 +219,8 @@ say "shares: cluster in $D, port $port, PostgreSQL $major"
 ft_cluster_start "$D" "$port" "jit = off" "autovacuum = off" \
 	"shared_buffers = '$shared_buffers'" "max_parallel_workers_per_gather = 0" \
 	"track_io_timing = off" "log_min_messages = warning" \
-	"shared_preload_libraries = '$D-lib/fasttime.so'"
+	"shared_preload_libraries = '$D-lib/fasttime.so'" \
+	"fasttime.tick_source = $(case " $modes " in *" default_worker "*) echo worker ;; *) echo signal ;; esac)"
 pm=$(head -n 1 "$D/data/postmaster.pid")
 psql_cmd="$FT_BINDIR/psql -h $D -p $port -U $(ft_owner_name) -d postgres"
 say "shares: loading (scale $scale${analytic:+, analytic})"

@@ -224,7 +224,7 @@ def main():
             runs[(r["pair"], r["mode"], r["which"])].append(r)
     order = [m for m in ("plain", "alone", "stock", "off", "start", "on",
                          "profile", "profile1", "profile8", "profile2", "profile5",
-                         "profile_cg", "profile_cg_sig", "floor") if m in modes]
+                         "profile_cg", "profile_cg_sig", "profile_cg_worker", "floor") if m in modes]
     # modes of older runs that this script no longer names, after the rest
     order += [m for m in modes if m not in order]
     exact_default = {"off": "off", "start": "start", "on": "on"}.get(default_reads, default_reads)

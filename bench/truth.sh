@@ -35,8 +35,11 @@
 #   profile2  profile with 2 ms ticks throughout (fasttime.profile_interval = 2)
 #   profile5  profile with 5 ms ticks throughout (fasttime.profile_interval = 5)
 #   profile_cg  profile with fasttime.clock_source = clock_gettime
-#   profile_cg_sig  profile_cg with fasttime.tick_source = signal (timer
-#             signals in the backend instead of the tick worker)
+#   profile_cg_worker  profile_cg with fasttime.tick_source = worker (the
+#             tick worker instead of timer signals in the backend; the
+#             server then starts with it, so that the worker runs)
+# Every profile mode but profile_cg_worker sets tick_source = signal, the
+# default.
 #   floor     the default exact mode again: the check's own noise
 # stock, off, on and floor also set fasttime.node_timing = exact (where
 # the build has it), whatever its default.
@@ -80,7 +83,11 @@ done
 out=bench/out
 mkdir -p "$out"
 echo "truth: loading" >&2
-bench_cluster "$port" "$rows"
+# the tick worker runs only in a server started with it
+case " $modes " in
+	*" profile_cg_worker "*) bench_cluster "$port" "$rows" "fasttime.tick_source = worker" ;;
+	*) bench_cluster "$port" "$rows" ;;
+esac
 bpsql -f bench/sql/truth.sql >/dev/null
 major=$(bpsql -At -c "SELECT current_setting('server_version_num')::int / 10000")
 [ -n "$pairs" ] || pairs=$(bpsql -At -c "SELECT string_agg(id, ' ' ORDER BY id) FROM truth_pairs")
@@ -121,8 +128,11 @@ mode_sets() {
 		profile2) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; SET LOCAL fasttime.profile_interval = 2; SET LOCAL fasttime.profile_interval_max = 2;" ;;
 		profile5) echo "SET LOCAL fasttime.clock_source = try_tsc; SET LOCAL fasttime.node_timing = profile; SET LOCAL fasttime.profile_interval = 5; SET LOCAL fasttime.profile_interval_max = 5;" ;;
 		profile_cg) echo "SET LOCAL fasttime.clock_source = clock_gettime; SET LOCAL fasttime.node_timing = profile;" ;;
-		profile_cg_sig) echo "SET LOCAL fasttime.clock_source = clock_gettime; SET LOCAL fasttime.node_timing = profile; SET LOCAL fasttime.tick_source = signal;" ;;
+		profile_cg_worker) echo "SET LOCAL fasttime.clock_source = clock_gettime; SET LOCAL fasttime.node_timing = profile; SET LOCAL fasttime.tick_source = worker;" ;;
 		*) echo "bench/truth.sh: unknown mode $1" >&2; return 1 ;;
+	esac
+	case $1 in profile | profile1 | profile8 | profile2 | profile5 | profile_cg)
+		echo "SET LOCAL fasttime.tick_source = signal;" ;;
 	esac
 	if [ "$1" != plain ] && [ "$1" != alone ] && [[ "$1" != profile* ]] && [ "$have_profile" = 1 ]; then
 		echo "SET LOCAL fasttime.node_timing = exact;"
@@ -130,7 +140,7 @@ mode_sets() {
 }
 read -r -a mode_list <<<"$modes"
 for m in "${mode_list[@]}"; do
-	case $m in profile | profile1 | profile8 | profile2 | profile5 | profile_cg | profile_cg_sig)
+	case $m in profile | profile1 | profile8 | profile2 | profile5 | profile_cg | profile_cg_worker)
 		if [ "$have_profile" != 1 ]; then
 			echo "bench/truth.sh: this build has no fasttime.node_timing: mode $m left out" >&2
 			mode_list=("${mode_list[@]/$m}")

@@ -54,8 +54,8 @@ static const struct config_enum_entry node_timing_options[] = {
 };
 
 static const struct config_enum_entry tick_source_options[] = {
-	{"worker", FT_TICK_SOURCE_WORKER, false},
 	{"signal", FT_TICK_SOURCE_SIGNAL, false},
+	{"worker", FT_TICK_SOURCE_WORKER, false},
 	{NULL, 0, false}
 };
 
@@ -406,13 +406,15 @@ _PG_init(void)
 							NULL);
 
 	DefineCustomEnumVariable("fasttime.tick_source",
-							 "What ticks profiled node timing after its exact prefix: the tick worker, or timer signals.",
-							 "worker: where fasttime is in shared_preload_libraries, one background "
-							 "worker ticks every profiling backend, which then takes no signal (the "
-							 "prefix's few ticks are signals either way); without the worker, "
-							 "signals.  signal: a timer signal in the backend every interval.",
+							 "What ticks profiled node timing after its exact prefix: timer signals, or the tick worker.",
+							 "signal: a timer signal in the backend every interval.  worker: one "
+							 "background worker ticks every profiling backend, which then takes no "
+							 "signal; it is started only where fasttime is in "
+							 "shared_preload_libraries and this is worker at server start, and "
+							 "without it backends use signals.  The exact prefix's few ticks are "
+							 "signals either way.",
 							 &ft_tick_source,
-							 FT_TICK_SOURCE_WORKER,
+							 FT_TICK_SOURCE_SIGNAL,
 							 tick_source_options,
 							 PGC_SUSET,
 							 0,
@@ -456,7 +458,8 @@ _PG_init(void)
 
 	ft_install_executor_hooks();
 	ft_register_explain_option();
-	ft_ticker_init();
+	/* the worker only where the server starts with it (ticker.c) */
+	ft_ticker_init(ft_tick_source == FT_TICK_SOURCE_WORKER);
 
 	if (process_shared_preload_libraries_in_progress)
 		ft_server_start();

@@ -83,7 +83,7 @@ int			ft_node_timing = FT_NODE_TIMING_PROFILE;
 int			ft_profile_interval_ms = 1;
 int			ft_profile_interval_max_ms = 4;
 int			ft_profile_after_ms = 20;
-int			ft_tick_source = FT_TICK_SOURCE_WORKER;
+int			ft_tick_source = FT_TICK_SOURCE_SIGNAL;
 
 /* the timeout, once registered; unavailable: no slot (timed exactly) */
 static bool ft_prof_registered = false;

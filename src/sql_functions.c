@@ -726,6 +726,7 @@ fasttime_status(PG_FUNCTION_ARGS)
 				  psprintf(INT64_FORMAT, ft_node_timing_stats.small_plans));
 	ft_status_row(rsinfo, "profile_ticks_waited",
 				  psprintf(UINT64_FORMAT, ft_prof_backend_deferred()));
+	ft_status_row(rsinfo, "tick_worker", ft_ticker_state());
 	ft_status_row(rsinfo, "profile_worker_ticks",
 				  psprintf(UINT64_FORMAT, ft_ticker_ticks()));
 	/* a measurement that failed is kept as 0: NULL, as before it ran */

@@ -170,19 +170,24 @@ ft_ticker_shmem_startup(void)
 }
 
 /*
- * Module load in a preloading postmaster: chain the shared-memory hooks
- * and register the worker.  It starts once the server accepts
- * connections (a standby's too), connects to no database (only so that
- * pg_stat_activity shows it, as "fasttime ticker"), and is started again a second after it ends, whether it
- * was terminated (pg_terminate_backend) or failed.
+ * Module load in a preloading postmaster whose fasttime.tick_source is
+ * worker (start_worker): chain the shared-memory hooks and register the
+ * worker.  A server started with signals, the default, has no worker and
+ * no slots: a process and one of max_worker_processes are not taken for
+ * what no run uses, and a session that sets worker later ticks with
+ * signals (ft_ticker_attach), as without preloading.  The worker starts
+ * once the server accepts connections (a standby's too), connects to no
+ * database (only so that pg_stat_activity shows it, as "fasttime
+ * ticker"), and is started again a second after it ends, whether it was
+ * terminated (pg_terminate_backend) or failed.
  */
 void
-ft_ticker_init(void)
+ft_ticker_init(bool start_worker)
 {
 	BackgroundWorker worker;
 	Dl_info		self;
 
-	if (!process_shared_preload_libraries_in_progress)
+	if (!process_shared_preload_libraries_in_progress || !start_worker)
 		return;
 
 	/*
@@ -364,6 +369,19 @@ uint64
 ft_ticker_ticks(void)
 {
 	return ft_my_slot != NULL ? ft_my_slot->ticks : 0;
+}
+
+/*
+ * Whether this server has the worker, for fasttime_status(): a session
+ * that sets fasttime.tick_source = worker where the server started
+ * without it ticks with signals, and this says why.
+ */
+const char *
+ft_ticker_state(void)
+{
+	if (!ft_ticker_preloaded || ft_ticker == NULL)
+		return "not started";
+	return ft_ticker->latch != NULL ? "running" : "starting";
 }
 
 /* The worker leaves: backends see no worker and tick with signals. */

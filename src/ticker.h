@@ -42,8 +42,11 @@ typedef struct FtTickFlags
 										 * profiler (ft_prof_resume) */
 } FtTickFlags;
 
-/* _PG_init of a preloading postmaster: shared memory and the worker */
-extern void ft_ticker_init(void);
+/*
+ * _PG_init of a preloading postmaster: shared memory and the worker, if
+ * the server starts with fasttime.tick_source = worker
+ */
+extern void ft_ticker_init(bool start_worker);
 
 /* this backend's flags in its slot, if the worker can tick it (else NULL) */
 extern FtTickFlags *ft_ticker_attach(void);
@@ -70,6 +73,9 @@ extern bool ft_ticker_parked(void);
 
 /* the ticks the worker made for this backend (fasttime_status) */
 extern uint64 ft_ticker_ticks(void);
+
+/* "running", "starting" or "not started" (fasttime_status) */
+extern const char *ft_ticker_state(void);
 
 extern PGDLLEXPORT void ft_ticker_main(Datum arg);
 

@@ -1,11 +1,11 @@
-# The tick worker (fasttime.tick_source = worker, the default where
+# The tick worker (fasttime.tick_source = worker at server start, where
 # fasttime is preloaded): one background worker ticks every profiling
 # backend after its exact prefix, so the backend takes no timer signal.
 # What must hold:
-# - the worker runs ("fasttime ticker" in pg_stat_activity), ticks a
-#   profiled run (the backend's profile_worker_ticks in fasttime_status()
-#   grow, and its profile_ticks with them), and tick_source = signal takes
-#   it off;
+# - the worker runs ("fasttime ticker" in pg_stat_activity, tick_worker
+#   running in fasttime_status()), ticks a profiled run (the backend's
+#   profile_worker_ticks grow, and its profile_ticks with them), and
+#   tick_source = signal takes it off;
 # - its ticks credit the node doing the work, a parent is never shorter
 #   than its child, and the nodes hold the run's time;
 # - a backend that waits is parked: a wait of 1.5 s takes a few worker
@@ -16,6 +16,9 @@
 #   run back to timer signals, which tick the rest of it, so its nodes
 #   still hold the whole run; the postmaster starts the worker again, and
 #   later runs use it;
+# - a server started with the default (signal) has no worker: none in
+#   pg_stat_activity, tick_worker "not started", and a session that sets
+#   worker ticks with signals;
 # - loaded without preloading, a backend has no worker and ticks with
 #   signals.
 use strict;
@@ -30,7 +33,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-my $node = ft_node('tick_worker', conf => [ 'autovacuum = off' ]);
+my $node = ft_node('tick_worker', conf => [ 'autovacuum = off', 'fasttime.tick_source = worker' ]);
 $node->start;
 ft_sql($node, q{
 	CREATE EXTENSION fasttime;
@@ -92,8 +95,17 @@ sub ticker_pid
 # a sort over a scan with a costly filter: most of the time is the scan's
 my $query = q{SELECT count(*) FROM (SELECT * FROM big WHERE md5(id::text) > 'f' ORDER BY k) s};
 
+sub worker_state
+{
+	my ($n) = @_;
+	my ($rc, $out) = ft_sql($n, q{SELECT value FROM fasttime_status() WHERE name = 'tick_worker'});
+	chomp $out;
+	return $out;
+}
+
 my $pid = ticker_pid();
-ok(defined $pid, 'the tick worker runs in a preloading server (pid ' . ($pid // 'none') . ')');
+ok(defined $pid, 'the tick worker runs in a server started with it (pid ' . ($pid // 'none') . ')');
+is(worker_state($node), 'running', 'fasttime_status() says the worker runs');
 
 # the worker ticks a profiled run
 {
@@ -194,6 +206,29 @@ ok(defined $pid, 'the tick worker runs in a preloading server (pid ' . ($pid // 
 	ok((worker_ticks_of($out) // 0) > 0, 'terminated: a later run uses the new worker');
 }
 $node->stop;
+
+# the same server started with the default: no worker, and a session that
+# asks for it ticks with signals
+{
+	my $conf = $node->data_dir . '/postgresql.conf';
+	my $text = slurp_file($conf);
+	$text =~ s/^fasttime\.tick_source = worker\n//m or die 'no fasttime.tick_source line';
+	open(my $fh, '>', $conf) or die $!;
+	print $fh $text;
+	close $fh;
+	$node->start;
+	my ($rc, $out, $err) = ft_sql($node, 'SHOW fasttime.tick_source');
+	chomp $out;
+	is($out, 'signal', 'default: tick_source is signal');
+	ok(!defined ticker_pid(), 'default: no worker runs');
+	is(worker_state($node), 'not started', 'default: fasttime_status() says the worker is not started');
+	($rc, $out, $err) = ft_sql($node, "$prof SET fasttime.tick_source = worker; $wt
+		EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) $query; $wt");
+	is($rc, 0, 'default: EXPLAIN ANALYZE with tick_source = worker runs') or diag($err);
+	is(worker_ticks_of($out), 0, 'default: no worker ticks the backend');
+	ok((ticks_of($out) // 0) >= 20, 'default: the run ticks with signals (' . (ticks_of($out) // '?') . ')');
+	$node->stop;
+}
 
 # loaded in a session of a server that does not preload it: signals
 {
