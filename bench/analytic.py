@@ -96,6 +96,8 @@ TITLES = {
     "profile_a5": "profile, `profile_after = 5`",
     "profile_i2": "profile, `profile_interval = 2`",
     "default_worker": "default, `tick_source = worker`",
+    # runs before 2026-12-07d, whose default was the tick worker
+    "default_signal": "default, `tick_source = signal`",
 }
 SHAPE_KEYS = ("Node Type", "Strategy", "Partial Mode", "Join Type", "Relation Name", "Alias",
               "Index Name", "Parent Relationship", "Subplan Name", "Scan Direction", "Command",
@@ -261,7 +263,9 @@ def cmd_report(a):
     out = a.out
     runs = [r for r in read_runs(out) if r["round"] > 0]
     queries = sorted({r["query"] for r in runs}, key=qkey)
+    # (modes of older runs this script no longer runs, after the rest)
     modes = [m for m in ORDER if any(r["mode"] == m for r in runs)]
+    modes += sorted({r["mode"] for r in runs} - set(modes))
     rounds = sorted({r["round"] for r in runs})
     t = {}  # (query, mode) -> {round: rec}
     for r in runs:
@@ -307,7 +311,7 @@ def cmd_report(a):
         wmin = max(pm["min"])
         wmed = max(pm["med"])
         head.append("| %s | **%.3f** | %.3f (%s) | %.3f | %.3f (%s) | %.3f (%.3f – %.3f) | %d |" % (
-            TITLES[m], gmean([x for x, _ in pm["min"]]), wmin[0], wmin[1],
+            TITLES.get(m, m), gmean([x for x, _ in pm["min"]]), wmin[0], wmin[1],
             gmean([x for x, _ in pm["med"]]), wmed[0], wmed[1],
             gmean(pm["pmed"]), gmean(pm["lo"]), gmean(pm["hi"]), mism[m]))
     plain_total_min = sum(min(x["ms"] for x in t[(q, "plain")].values()) for q in queries)
@@ -336,7 +340,7 @@ def cmd_report(a):
             "Where the EXPLAIN modes' time goes:", ""] + split + [
             "", "## Per query", "",
             "Plain: min and median ms. Each mode: min ratio / median ratio (per-round low–high).", "",
-            "| query | plain min | plain median | " + " | ".join(TITLES[m] for m in em) + " |",
+            "| query | plain min | plain median | " + " | ".join(TITLES.get(m, m) for m in em) + " |",
             "|---|---:|---:|" + "---|" * len(em)] + rows
     if facts.get("modes"):
         text += ["", "## Modes as run (SHOW under each mode's SET LOCALs)", ""]

@@ -141,6 +141,10 @@ MODES = {
                 "SET LOCAL fasttime.tick_source = signal;"),
     "default_worker": ("the defaults, tick worker",
                        "SET LOCAL fasttime.tick_source = worker;"),
+    # read from runs before 2026-12-07d, whose "default" was the tick
+    # worker (report only: those runs' own README names their modes)
+    "default_sig": ("the defaults, timer signals (runs before 2026-12-07d)",
+                    "SET LOCAL fasttime.tick_source = signal;"),
 }
 PLAIN_SETS = "SET LOCAL fasttime.clock_source = clock_gettime;"
 EXPLAIN = "EXPLAIN (ANALYZE, VERBOSE, BUFFERS OFF, FORMAT JSON) "

@@ -38,9 +38,9 @@
 #   profile_cg_worker  profile_cg with fasttime.tick_source = worker (the
 #             tick worker instead of timer signals in the backend; the
 #             server then starts with it, so that the worker runs)
+#   floor     the default exact mode again: the check's own noise
 # Every profile mode but profile_cg_worker sets tick_source = signal, the
 # default.
-#   floor     the default exact mode again: the check's own noise
 # stock, off, on and floor also set fasttime.node_timing = exact (where
 # the build has it), whatever its default.
 # bench/truth.py then reports, per pair and mode: the error on the target

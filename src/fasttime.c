@@ -260,10 +260,12 @@ ft_server_start(void)
 	d = ft_get_decision((FtClockSetting) ft_clock_setting);
 	if (ft_node_timing == FT_NODE_TIMING_PROFILE)
 		ereport(LOG,
-				(errmsg("fasttime: fasttime.clock_source = %s, plan nodes are timed with %s, every call for the first %d ms of a run (ordered reads), then on timer ticks",
+				(errmsg("fasttime: fasttime.clock_source = %s, plan nodes are timed with %s, every call for the first %d ms of a run (ordered reads), then on %s",
 						ft_setting_name((FtClockSetting) ft_clock_setting),
 						ft_choice_name(ft_effective_choice()),
-						ft_profile_after_ms),
+						ft_profile_after_ms,
+						ft_tick_source == FT_TICK_SOURCE_WORKER ?
+						"the tick worker's ticks" : "timer ticks"),
 				 errdetail("%s", ft_sentence(d->reason))));
 	else
 		ereport(LOG,

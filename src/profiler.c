@@ -1379,6 +1379,27 @@ ft_prof_stop_ticks(void)
 }
 
 /*
+ * fasttime.tick_source = worker where the server started without the
+ * worker (set later, or per database, role or session; or fasttime not
+ * preloaded): the runs tick with signals, which the server log says once
+ * per backend, so that the setting is not ignored silently.  LOG, not a
+ * warning to the client: the numbers are as true either way.
+ */
+static void
+ft_prof_note_no_worker(void)
+{
+	static bool noted = false;
+
+	if (noted)
+		return;
+	noted = true;
+	ereport(LOG,
+			(errmsg("fasttime.tick_source is \"worker\", but this server has no tick worker"),
+			 errdetail("The tick worker is started only where fasttime is in shared_preload_libraries and fasttime.tick_source is \"worker\" when the server starts; this backend's profiled runs are ticked by timer signals."),
+			 errhint("Set fasttime.tick_source = worker in postgresql.conf and restart the server, or set it to signal.")));
+}
+
+/*
  * A profiled query's run begins: make its frames current, in the mode of
  * the outermost run (a new outermost run starts exact again), which
  * starts the ticks.  The caller restores with ft_prof_leave, also on
@@ -1445,6 +1466,8 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 		ft_prof_suspended = 0;
 		ft_prof_signal_stopped = 0;
 		ft_prof_on_worker = false;
+		if (ft_tick_source == FT_TICK_SOURCE_WORKER && !ft_ticker_started())
+			ft_prof_note_no_worker();
 		ft_prof_use_worker = ft_tick_source == FT_TICK_SOURCE_WORKER &&
 			ft_ticker_running();
 		ft_prof_build_ending = NULL;

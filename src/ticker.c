@@ -376,6 +376,12 @@ ft_ticker_ticks(void)
  * that sets fasttime.tick_source = worker where the server started
  * without it ticks with signals, and this says why.
  */
+bool
+ft_ticker_started(void)
+{
+	return ft_ticker_preloaded && ft_ticker != NULL;
+}
+
 const char *
 ft_ticker_state(void)
 {

@@ -77,6 +77,9 @@ extern uint64 ft_ticker_ticks(void);
 /* "running", "starting" or "not started" (fasttime_status) */
 extern const char *ft_ticker_state(void);
 
+/* was the worker registered at server start (it may be restarting)? */
+extern bool ft_ticker_started(void);
+
 extern PGDLLEXPORT void ft_ticker_main(Datum arg);
 
 #endif							/* FASTTIME_TICKER_H */

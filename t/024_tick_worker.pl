@@ -103,9 +103,18 @@ sub worker_state
 	return $out;
 }
 
-my $pid = ticker_pid();
+# (the postmaster starts it once the server accepts connections)
+my ($pid, $state);
+for (1 .. 100)
+{
+	($pid, $state) = (ticker_pid(), worker_state($node));
+	last if defined $pid && $state eq 'running';
+	usleep(100_000);
+}
 ok(defined $pid, 'the tick worker runs in a server started with it (pid ' . ($pid // 'none') . ')');
-is(worker_state($node), 'running', 'fasttime_status() says the worker runs');
+is($state, 'running', 'fasttime_status() says the worker runs');
+like(ft_log_since($node, 0), qr/then on the tick worker's ticks/,
+	'the server log says at start that the worker ticks');
 
 # the worker ticks a profiled run
 {
@@ -216,6 +225,7 @@ $node->stop;
 	open(my $fh, '>', $conf) or die $!;
 	print $fh $text;
 	close $fh;
+	my $off = -s $node->logfile;
 	$node->start;
 	my ($rc, $out, $err) = ft_sql($node, 'SHOW fasttime.tick_source');
 	chomp $out;
@@ -227,6 +237,11 @@ $node->stop;
 	is($rc, 0, 'default: EXPLAIN ANALYZE with tick_source = worker runs') or diag($err);
 	is(worker_ticks_of($out), 0, 'default: no worker ticks the backend');
 	ok((ticks_of($out) // 0) >= 20, 'default: the run ticks with signals (' . (ticks_of($out) // '?') . ')');
+	# the server log says so, once for the backend
+	($rc, $out, $err) = ft_sql($node, "$prof SET fasttime.tick_source = worker;
+		EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) $query; EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) $query;");
+	my @noted = ft_log_since($node, $off) =~ /tick_source is "worker", but this server has no tick worker/g;
+	is(scalar @noted, 2, 'default: the log says the worker is missing, once per backend (two backends)');
 	$node->stop;
 }
 
