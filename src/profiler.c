@@ -157,6 +157,13 @@ static int	ft_prof_watch_ms = FT_PROF_WATCHDOG_MS;
 static volatile bool ft_prof_watch_parked = false;
 static uint64 ft_prof_watch_ticks = 0;	/* worker ticks at the last look */
 
+/*
+ * The worker's count of this backend's ticks when the backend last took
+ * one (ft_prof_worker_tick): a call that runs over several ticks finds
+ * the flag once, and counts each of them, as timer signals would.
+ */
+static uint64 ft_prof_worker_taken = 0;
+
 #ifdef FASTTIME_FAULT_INJECTION
 /* fasttime.fault_switch_at_return: this run's switch instant has come */
 static bool ft_prof_fault_switch_armed = false;
@@ -226,6 +233,13 @@ ft_prof_credit(FtProfFrame *from, uint64 delta, bool tsc)
  * by a transition (ft_prof_resume), is exact: no sample.  Plain stores
  * only: this runs in the signal handler.
  */
+/*
+ * The ticks the next sample stands for: 1, but for a worker's tick found
+ * after more than one (a call that ran over several).  Set and reset by
+ * ft_prof_worker_tick, under ft_prof_busy.
+ */
+static uint64 ft_prof_sample_weight = 1;
+
 static inline void
 ft_prof_credit_sample(FtProfFrame *from, uint64 delta, bool tsc)
 {
@@ -239,7 +253,7 @@ ft_prof_credit_sample(FtProfFrame *from, uint64 delta, bool tsc)
 	sq = ms * ms;
 	for (FtProfFrame *f = from; f != NULL && f->mode == FT_FRAME_PROFILED; f = ft_prof_below(f))
 	{
-		f->sample_ticks++;
+		f->sample_ticks += ft_prof_sample_weight;
 		f->sample_sq_ms += sq;
 	}
 	for (int i = 0; i < ft_prof_depth; i++)
@@ -509,6 +523,7 @@ ft_prof_to_worker(int ms)
 	ft_prof_watch_ticks = FT_PROF_WATCH_FIRST;
 	ft_prof_watch_parked = false;
 	ft_prof_watch_ms = Max(FT_PROF_WATCHDOG_MS, 3 * Max(ms, ft_prof_max_ms));
+	ft_prof_worker_taken = ft_ticker_ticks();
 	if (ft_ticker_start(ms))
 	{
 		/* the watchdog armed before a signal may take the run for one */
@@ -802,7 +817,7 @@ ft_prof_measure_read_ns(bool tsc)
  * an opening under way undid the shutting.
  */
 static inline void
-ft_prof_lengthen(void)
+ft_prof_lengthen(int nticks)
 {
 	if (ft_prof_rearm_pending)
 	{
@@ -811,7 +826,8 @@ ft_prof_lengthen(void)
 	}
 	if (ft_prof_cur_ms >= ft_prof_max_ms)
 		return;
-	if (++ft_prof_step_ticks < FT_PROF_TICKS_PER_STEP)
+	ft_prof_step_ticks += nticks;
+	if (ft_prof_step_ticks < FT_PROF_TICKS_PER_STEP)
 		return;
 	ft_prof_want_ms = Min(ft_prof_cur_ms * 2, ft_prof_max_ms);
 	ft_prof_rearm_pending = 1;
@@ -940,6 +956,8 @@ ft_prof_suspend(void)
  * as the signal's tick does where it lands.  A backend the worker found
  * waiting was parked there, and no transition has come since: the time
  * up to that tick is a sample, the rest the waiting chain's, exactly.
+ * A call that ran over several ticks finds the flag once: the sample
+ * stands for each of them (the worker's count), as signals would count.
  */
 static void
 ft_prof_worker_tick(void)
@@ -949,6 +967,8 @@ ft_prof_worker_tick(void)
 	uint64		ago;
 	int64		ago_ns;
 	bool		parked;
+	uint64		made;
+	uint64		nticks;
 
 	ft_prof_suspended = 0;
 	pg_memory_barrier();
@@ -959,6 +979,10 @@ ft_prof_worker_tick(void)
 	now = ft_prof_now(ft_prof_tsc);
 	ago_ns = ft_ticker_tick_ago();
 	parked = ft_ticker_unpark();
+	/* the worker's ticks since the last taken: more than one in a long call */
+	made = ft_ticker_ticks();
+	nticks = made > ft_prof_worker_taken ? made - ft_prof_worker_taken : 1;
+	ft_prof_worker_taken = made;
 	since = now > ft_prof_last ? now - ft_prof_last : 0;
 	ago = ft_prof_tsc ?
 		(uint64) ((double) ago_ns * (ft_conv.hz / 1e9)) : (uint64) ago_ns;
@@ -970,25 +994,27 @@ ft_prof_worker_tick(void)
 	 * transitions).  A parked backend has waited since the tick, on the
 	 * same chain: that is its own, exactly.
 	 */
+	ft_prof_sample_weight = nticks;
 	ft_prof_credit_until(now - Min(ago, since), true);
+	ft_prof_sample_weight = 1;
 	if (parked)
 	{
 		ft_prof_credit_until(now, false);
 		/* the worker ticks again on its grid: the watchdog waits */
 		ft_prof_watch_ticks = FT_PROF_WATCH_FIRST;
 	}
-	ft_prof_ticks_total++;
+	ft_prof_ticks_total += nticks;
 	for (int i = 0; i < ft_prof_depth; i++)
 	{
 		FtProfQuery *q = ft_prof_stack[i];
 
-		q->ticks++;
+		q->ticks += nticks;
 		q->worker_ticks = true;
-		q->tick_ms += ft_prof_cur_ms;
-		q->tick_ms_sq += (uint64) ft_prof_cur_ms * ft_prof_cur_ms;
+		q->tick_ms += nticks * (uint64) ft_prof_cur_ms;
+		q->tick_ms_sq += nticks * (uint64) ft_prof_cur_ms * ft_prof_cur_ms;
 		q->longest_ms = Max(q->longest_ms, ft_prof_cur_ms);
 	}
-	ft_prof_lengthen();
+	ft_prof_lengthen((int) Min(nticks, FT_PROF_TICKS_PER_STEP));
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
 	if (ft_prof_watch_parked && ft_prof_registered)
@@ -1173,7 +1199,7 @@ ft_prof_tick(void)
 			q->tick_ms_sq += (uint64) counted_ms * counted_ms;
 			q->longest_ms = Max(q->longest_ms, counted_ms);
 		}
-		ft_prof_lengthen();
+		ft_prof_lengthen(1);
 	}
 	if (!ft_prof_switched && ft_prof_switch_due(now))
 	{

@@ -10,6 +10,7 @@
 #   than its child, and the nodes hold the run's time;
 # - a backend that waits is parked: a wait of 1.5 s takes a few worker
 #   ticks, not 1500, and the waiting node holds the wait;
+# - a call that runs over several ticks counts each of them;
 # - DROP DATABASE, which waits for every process to absorb a barrier,
 #   does not wait for ever on the worker;
 # - the worker terminated in the middle of a run: the watchdog moves the
@@ -41,6 +42,14 @@ ft_sql($node, q{
 	CREATE FUNCTION nap(s float8) RETURNS bool LANGUAGE plpgsql AS $$
 	BEGIN
 		PERFORM pg_sleep(s);
+		RETURN true;
+	END $$;
+	-- busy for ms milliseconds, in simple expressions: no node call
+	CREATE FUNCTION spin(ms float8) RETURNS bool LANGUAGE plpgsql AS $$
+	DECLARE t timestamptz := clock_timestamp();
+	BEGIN
+		WHILE clock_timestamp() < t + ms * interval '1 ms' LOOP
+		END LOOP;
 		RETURN true;
 	END $$;
 	VACUUM ANALYZE big;
@@ -161,6 +170,25 @@ like(ft_log_since($node, 0), qr/then on the tick worker's ticks/,
 	my $fs = find_node($doc->{Plan}, 'Function Scan');
 	my ($tf, $ta) = map { $_ // 0 } ($fs->{'Actual Total Time'}, $doc->{Plan}{'Actual Total Time'});
 	ok($tf >= 1490 && $ta >= $tf, "wait: the Function Scan holds the wait, within its parent ($tf of $ta ms)");
+}
+
+# calls of 5 ms at 1 ms ticks: the backend finds the worker's flag once
+# a call, and counts every tick the worker made meanwhile, as it would
+# count timer signals (counting one a call, its ticks were a fifth of
+# the worker's)
+{
+	my ($rc, $out, $err) = ft_sql($node, "$prof SET fasttime.profile_after = 0;
+		SET fasttime.profile_interval_max = 1; $wt
+		EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)
+		SELECT count(*) FROM generate_series(1, 40) g WHERE spin(5); $wt");
+	is($rc, 0, 'long calls: EXPLAIN ANALYZE runs') or diag($err);
+	my ($doc, $n, $all) = (json_of($out), worker_ticks_of($out), ticks_of($out));
+	ok(defined $n && $n >= 20, 'long calls: the worker ticked the run (' . ($n // '?') . ' ticks)');
+	ok(defined $all && defined $n && $all >= 0.9 * $n - 2,
+		'long calls: the backend counted each of the worker\'s ticks (' . ($all // '?') . ' of ' . ($n // '?') . ')');
+	my $fs = find_node($doc->{Plan}, 'Function Scan');
+	my ($tf, $ta) = map { $_ // 0 } ($fs->{'Actual Total Time'}, $doc->{Plan}{'Actual Total Time'});
+	ok($tf >= 0.9 * $ta && $tf <= $ta, "long calls: the Function Scan holds the run, within its parent ($tf of $ta ms)");
 }
 
 # DROP DATABASE waits for every process, the worker too, to absorb a
