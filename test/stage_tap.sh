@@ -15,6 +15,10 @@
 #                                          all but these (CI, for time)
 #   FT_TAP_FAULT_ROOT=/tmp/x FT_TAP_NO_FAULT_BUILD=1 test/stage_tap.sh
 #                                          reuse a private fault build
+#   FT_TICK_SOURCE=worker test/stage_tap.sh
+#                                          every preloading server starts
+#                                          with the tick worker (t/lib/FtTest.pm),
+#                                          so profiled runs take its ticks
 #
 # Ends with "STAGE_RESULT tap <passed> <failed>", counting TAP test points
 # (a skipped or TODO point counts as passed); a test file that dies or
@@ -106,6 +110,7 @@ done
 as_user() {
 	if [ "$(id -u)" = 0 ]; then runuser -u "$FT_TEST_USER" -- "$@"; else "$@"; fi
 }
+[ -n "${FT_TICK_SOURCE:-}" ] && echo "# servers start with fasttime.tick_source = $FT_TICK_SOURCE (FT_TICK_SOURCE)"
 t0=$(date +%s)
 out=$work/prove.out
 (cd "$work" && as_user env PATH="$bindir:$PATH" PERL5LIB="$perldir${PERL5LIB:+:$PERL5LIB}" \

@@ -52,6 +52,10 @@ sub ft_fault_install
 #   install_path => DIR   a private installation (fault build); fasttime
 #                         is then preloaded by absolute path from it
 #   conf => [lines]       more postgresql.conf lines
+# With FT_TICK_SOURCE=worker in the environment (test/stage_tap.sh's
+# worker pass), a preloading node starts with the tick worker: the
+# profiled tests then run on its ticks, unless their own lines say
+# otherwise (those come after).
 sub ft_node
 {
 	my ($name, %opt) = @_;
@@ -78,6 +82,8 @@ sub ft_node
 		'jit = off',
 		"log_line_prefix = '%m [%p] %b '");
 	push @conf, "shared_preload_libraries = '$lib'" if $preload;
+	push @conf, "fasttime.tick_source = $ENV{FT_TICK_SOURCE}"
+	  if $preload && ($ENV{FT_TICK_SOURCE} // '') =~ /^(signal|worker)$/;
 	push @conf, @{ $opt{conf} } if $opt{conf};
 	$node->append_conf('postgresql.conf', join("\n", @conf) . "\n");
 	return $node;
