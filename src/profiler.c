@@ -970,17 +970,26 @@ ft_prof_worker_tick(void)
 	uint64		made;
 	uint64		nticks;
 
+	/*
+	 * The worker's count before the flag is cleared (it counts a tick
+	 * before it sets the flag): a tick that comes after the read sets the
+	 * flag again, or is counted by the next take, never by both.
+	 */
+	pg_read_barrier();
+	made = ft_ticker_ticks();
 	ft_prof_suspended = 0;
 	pg_memory_barrier();
 	if (ft_prof_depth == 0)
+	{
+		ft_prof_worker_taken = made;
 		return;
+	}
 	ft_prof_busy = 1;
 	pg_compiler_barrier();
 	now = ft_prof_now(ft_prof_tsc);
 	ago_ns = ft_ticker_tick_ago();
 	parked = ft_ticker_unpark();
 	/* the worker's ticks since the last taken: more than one in a long call */
-	made = ft_ticker_ticks();
 	nticks = made > ft_prof_worker_taken ? made - ft_prof_worker_taken : 1;
 	ft_prof_worker_taken = made;
 	since = now > ft_prof_last ? now - ft_prof_last : 0;
