@@ -227,19 +227,20 @@ ft_prof_credit(FtProfFrame *from, uint64 delta, bool tsc)
 }
 
 /*
+ * The ticks the next sample stands for: 1, but for a worker's tick found
+ * after more than one (a call that ran over several) or after none (its
+ * tick counted by the take before).  Set and reset by
+ * ft_prof_worker_tick, under ft_prof_busy.
+ */
+static uint64 ft_prof_sample_weight = 1;
+
+/*
  * Credit a tick's sample (time no exact call accounted for) from "from"
  * down, and note it in those frames and every running query for the
  * nodes' error (ft_prof_node_error).  Time before the switch, or credited
  * by a transition (ft_prof_resume), is exact: no sample.  Plain stores
  * only: this runs in the signal handler.
  */
-/*
- * The ticks the next sample stands for: 1, but for a worker's tick found
- * after more than one (a call that ran over several).  Set and reset by
- * ft_prof_worker_tick, under ft_prof_busy.
- */
-static uint64 ft_prof_sample_weight = 1;
-
 static inline void
 ft_prof_credit_sample(FtProfFrame *from, uint64 delta, bool tsc)
 {
@@ -971,14 +972,15 @@ ft_prof_worker_tick(void)
 	uint64		nticks;
 
 	/*
-	 * The worker's count before the flag is cleared (it counts a tick
-	 * before it sets the flag): a tick that comes after the read sets the
-	 * flag again, or is counted by the next take, never by both.
+	 * The flag cleared, then the worker's count read (it counts a tick
+	 * before it sets the flag): a tick counted here whose flag lands after
+	 * the clearing makes a take that finds no new tick, which counts
+	 * nothing; a tick not counted here sets the flag after the clearing,
+	 * and the next take counts it.  Each tick is counted once.
 	 */
-	pg_read_barrier();
-	made = ft_ticker_ticks();
 	ft_prof_suspended = 0;
 	pg_memory_barrier();
+	made = ft_ticker_ticks();
 	if (ft_prof_depth == 0)
 	{
 		ft_prof_worker_taken = made;
@@ -990,7 +992,7 @@ ft_prof_worker_tick(void)
 	ago_ns = ft_ticker_tick_ago();
 	parked = ft_ticker_unpark();
 	/* the worker's ticks since the last taken: more than one in a long call */
-	nticks = made > ft_prof_worker_taken ? made - ft_prof_worker_taken : 1;
+	nticks = made > ft_prof_worker_taken ? made - ft_prof_worker_taken : 0;
 	ft_prof_worker_taken = made;
 	since = now > ft_prof_last ? now - ft_prof_last : 0;
 	ago = ft_prof_tsc ?
@@ -1444,6 +1446,14 @@ void
 ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 			  uint32 *saved_nframes)
 {
+	/*
+	 * A nested run: a tick the worker made meanwhile is the running
+	 * chain's, the outer run's (its first transition would count it for
+	 * the nested query too).
+	 */
+	if (ft_prof_depth > 0)
+		ft_prof_resume_if_suspended();
+
 	*saved_frames = ft_prof_frames;
 	*saved_nframes = ft_prof_nframes;
 

@@ -52,6 +52,12 @@ ft_sql($node, q{
 		END LOOP;
 		RETURN true;
 	END $$;
+	-- a query of its own, run inside the calling node
+	CREATE FUNCTION inner_count() RETURNS bool LANGUAGE plpgsql AS $$
+	BEGIN
+		PERFORM count(*) FROM generate_series(1, 100);
+		RETURN true;
+	END $$;
 	VACUUM ANALYZE big;
 });
 
@@ -177,18 +183,51 @@ like(ft_log_since($node, 0), qr/then on the tick worker's ticks/,
 # count timer signals (counting one a call, its ticks were a fifth of
 # the worker's)
 {
+	my $v = $node->safe_psql('postgres', 'SHOW server_version_num');
+	my $opt = $v >= 180000 ? 'ANALYZE, BUFFERS OFF, CLOCK_SOURCE, FORMAT JSON' : 'ANALYZE, BUFFERS OFF, FORMAT JSON';
 	my ($rc, $out, $err) = ft_sql($node, "$prof SET fasttime.profile_after = 0;
 		SET fasttime.profile_interval_max = 1; $wt
-		EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)
+		EXPLAIN ($opt)
 		SELECT count(*) FROM generate_series(1, 40) g WHERE spin(5); $wt");
 	is($rc, 0, 'long calls: EXPLAIN ANALYZE runs') or diag($err);
 	my ($doc, $n, $all) = (json_of($out), worker_ticks_of($out), ticks_of($out));
 	ok(defined $n && $n >= 20, 'long calls: the worker ticked the run (' . ($n // '?') . ' ticks)');
 	ok(defined $all && defined $n && $all >= 0.9 * $n - 2,
 		'long calls: the backend counted each of the worker\'s ticks (' . ($all // '?') . ' of ' . ($n // '?') . ')');
+	SKIP:
+	{
+		skip 'EXPLAIN (CLOCK_SOURCE) from 18', 1 if $v < 180000;
+		# the plan's ticks are the worker's, and the signals between the
+		# switch and the move to the worker at the next node call (up to
+		# a 5 ms call's, 4 or 5): none twice
+		my ($pt, $src) = ($doc->{'Profile Ticks'}, $doc->{'Profile Tick Source'} // '');
+		ok(defined $pt && defined $n && ($src ne 'worker' || $pt <= $n + 6),
+			"long calls: the plan counts no worker tick twice ($src: " . ($pt // '?') . ' of ' . ($n // '?') . ')');
+	}
 	my $fs = find_node($doc->{Plan}, 'Function Scan');
 	my ($tf, $ta) = map { $_ // 0 } ($fs->{'Actual Total Time'}, $doc->{Plan}{'Actual Total Time'});
 	ok($tf >= 0.9 * $ta && $tf <= $ta, "long calls: the Function Scan holds the run, within its parent ($tf of $ta ms)");
+}
+
+# a nested query begun after a call of 30 ms: the worker's ticks during
+# that call are the outer run's, taken when the nested run begins, not
+# counted for the nested query too (its first transition took them, about
+# 30 ticks for a query of a fraction of a millisecond)
+{
+	my $off = -s $node->logfile;
+	my ($rc, $out, $err) = ft_sql($node, "$prof SET fasttime.profile_after = 0;
+		SET fasttime.profile_interval_max = 1; LOAD 'auto_explain';
+		SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on;
+		SET auto_explain.log_nested_statements = on;
+		SELECT count(*) FROM generate_series(1, 1000) g WHERE g <= 3 AND spin(30) AND inner_count()");
+	is($rc, 0, 'nested: the query runs') or diag($err);
+	my $log = ft_log_since($node, $off);
+	my @t = $log =~ /then (\d+) ticks of/g;
+	diag($log) unless @t == 4;
+	# three nested runs, then the outer one
+	ok(@t == 4 && $t[3] >= 20, 'nested: the outer run has the ticks (' . join(', ', @t) . ')');
+	ok(@t == 4 && (grep { $_ <= 3 } @t[0 .. 2]) == 3,
+		'nested: the nested runs do not count the outer call\'s ticks (' . join(', ', @t) . ')');
 }
 
 # DROP DATABASE waits for every process, the worker too, to absorb a

@@ -82,8 +82,10 @@ sub ft_node
 		'jit = off',
 		"log_line_prefix = '%m [%p] %b '");
 	push @conf, "shared_preload_libraries = '$lib'" if $preload;
-	push @conf, "fasttime.tick_source = $ENV{FT_TICK_SOURCE}"
-	  if $preload && ($ENV{FT_TICK_SOURCE} // '') =~ /^(signal|worker)$/;
+	my $ts = lc($ENV{FT_TICK_SOURCE} // '');
+	die "FT_TICK_SOURCE must be signal or worker (got '$ENV{FT_TICK_SOURCE}')"
+	  if $ts ne '' && $ts !~ /^(signal|worker)$/;
+	push @conf, "fasttime.tick_source = $ts" if $preload && $ts ne '';
 	push @conf, @{ $opt{conf} } if $opt{conf};
 	$node->append_conf('postgresql.conf', join("\n", @conf) . "\n");
 	return $node;
