@@ -336,6 +336,7 @@ ft_wrap_prof(PlanState *node, const bool tsc, const bool profiled,
 #endif
 		if (likely(!pf->settled))
 		{
+			pf->exact_stop = stop;
 			ft_prof_add(pf, stop > start ? stop - start : 0, tsc);
 			/* owed below, and carved; under an exact call, that one owes it */
 			if (caller == NULL || caller->mode == FT_FRAME_PROFILED)

@@ -43,6 +43,10 @@ typedef struct FtProfFrame
 	uint64		start;			/* exact call: the clock at its start */
 	uint64		owed_from;		/* exact call: the clock from which it owes
 								 * time to the profiled frames below */
+	uint64		exact_stop;		/* the clock at the end of its last exact
+								 * call not taken over by the switch: a tick
+								 * of the worker's in [start, exact_stop)
+								 * landed in it (profiler.c) */
 	/* the ticks that sampled this node, for its error (prof_plan.c) */
 	uint64		sample_ticks;	/* ticks whose time it was credited */
 	double		sample_sq_ms;	/* the sum of their credits' squares, ms^2 */

@@ -447,6 +447,7 @@ ft_prof_build_unlink(FtUsageFrame *bf, bool tsc)
 	{
 		FtProfFrame *below = ft_chain_prof(bf->caller);
 
+		bp->exact_stop = stop;
 		ft_prof_add(bp, stop > bp->start ? stop - bp->start : 0, tsc);
 		/* owed below, and carved; under an exact call, that one owes it */
 		if (below == NULL || below->mode == FT_FRAME_PROFILED)
@@ -864,10 +865,16 @@ ft_prof_switch_due(uint64 now)
  * profiled frames, its time so far to those and the rest to the next
  * instant outside exact calls.  sample: "now" is the tick's sample; for
  * ft_prof_resume only time pending from earlier ticks is, the rest being
- * the unchanged chain's, exactly.  The caller keeps ticks out.
+ * the unchanged chain's, exactly.  sampled, when not NULL, is the profiled
+ * frame the tick worker found on top at the tick, which the sample goes
+ * to instead of the chain's top now; sampled_exact, that the worker found
+ * an exact call there, whose time is its own: the sample's time is then
+ * left to the next tick, as a signal's in an exact call is
+ * (ft_prof_worker_sample).  The caller keeps ticks out.
  */
 static void
-ft_prof_credit_until(uint64 now, bool sample)
+ft_prof_credit_until(uint64 now, bool sample, FtProfFrame *sampled,
+					 bool sampled_exact)
 {
 	uint64		span;
 	uint64		rest;
@@ -900,11 +907,20 @@ ft_prof_credit_until(uint64 now, bool sample)
 	rest = span > ft_prof_carved ? span - ft_prof_carved : 0;
 	ft_prof_carved = 0;
 	ft_prof_last = now;
-	if (exact == NULL)
+	if (exact == NULL && sample && sampled_exact)
 	{
-		/* a sample of that time: the chain at this instant holds it */
+		/* the worker's tick landed in an exact call that has returned */
+		ft_prof_pending += rest;
+	}
+	else if (exact == NULL)
+	{
+		/*
+		 * A sample of that time: the chain at this instant holds it (for a
+		 * worker's tick, the call on top at the tick and those below it)
+		 */
 		if (sample)
-			ft_prof_credit_sample(top, rest + ft_prof_pending, ft_prof_tsc);
+			ft_prof_credit_sample(sampled != NULL ? sampled : top,
+								  rest + ft_prof_pending, ft_prof_tsc);
 		else
 		{
 			ft_prof_credit(top, rest, ft_prof_tsc);
@@ -950,11 +966,81 @@ ft_prof_suspend(void)
 	enable_timeout_after(ft_prof_timeout, FT_PROF_SUSPENDED_MS);
 }
 
+/* Is this frame on the chain now? */
+static bool
+ft_prof_on_chain(FtUsageFrame *u)
+{
+	for (FtUsageFrame *f = ft_chain_top; f != NULL; f = f->caller)
+	{
+		if (f == u)
+			return true;
+	}
+	return false;
+}
+
+/* Is this one of the frames of the profiled queries running now? */
+static bool
+ft_prof_running_frame(FtUsageFrame *u)
+{
+	for (int i = 0; i < ft_prof_depth; i++)
+	{
+		FtProfQuery *q = ft_prof_stack[i];
+
+		for (int j = 0; j < q->nframes; j++)
+		{
+			if (q->frames[j] != NULL && ft_usage_frame_of_prof(q->frames[j]) == u)
+				return true;
+		}
+	}
+	return false;
+}
+
 /*
- * The tick worker's tick, at the first transition after it (main code,
- * before the chain changes: the chain still holds the node the tick
- * found executing).  It credits the time since the last tick as a sample,
- * as the signal's tick does where it lands.  A backend the worker found
+ * The profiled frame to credit the tick worker's sample to: the call the
+ * worker found on top of the chain at the tick (ticker.c), at "at" on the
+ * run's clock.  Its frame is trusted only where the backend can vouch for
+ * it: on the chain now (where it usually still is, the backend taking a
+ * tick within a few transitions), or, for a call that has returned since,
+ * one of the running profiled queries' frames, as must be every caller
+ * its link names down to the chain (a frame's caller is not cleared at
+ * its unlink, and a query that has ended may have freed its frames), all
+ * compared by address before anything is read through them.  Where it
+ * cannot, NULL, and the sample goes to the chain's top when the backend
+ * takes it.  A frame whose call at the tick was exact (still exact, or
+ * its last exact call spanning the tick) sets *in_exact: that time is the
+ * call's own, and the sample's is left to the next tick, as a signal's
+ * landing there is.  A few dozen compares a tick.
+ */
+static FtProfFrame *
+ft_prof_worker_sample(struct FtUsageFrame *at_tick, uint64 at, bool *in_exact)
+{
+	FtProfFrame *pf;
+
+	*in_exact = false;
+	if (at_tick == NULL)
+		return NULL;
+	for (FtUsageFrame *u = at_tick; u != NULL && !ft_prof_on_chain(u); u = u->caller)
+	{
+		if (!ft_prof_running_frame(u))
+			return NULL;
+	}
+	pf = ft_chain_prof(at_tick);
+	if (pf == NULL)
+		return NULL;
+	if (pf->mode == FT_FRAME_EXACT || (pf->start <= at && at < pf->exact_stop))
+	{
+		*in_exact = true;
+		return NULL;
+	}
+	return pf->mode == FT_FRAME_PROFILED ? pf : NULL;
+}
+
+/*
+ * The tick worker's tick, at the first transition after it (main code).
+ * It credits the time since the last tick as a sample, as the signal's
+ * tick does where it lands: to the call the worker found on top of the
+ * chain at the tick's instant (ft_prof_worker_sample), else to the chain
+ * as it is now, before this transition changes it.  A backend the worker found
  * waiting was parked there, and no transition has come since: the time
  * up to that tick is a sample, the rest the waiting chain's, exactly.
  * A call that ran over several ticks finds the flag once: the sample
@@ -970,6 +1056,9 @@ ft_prof_worker_tick(void)
 	bool		parked;
 	uint64		made;
 	uint64		nticks;
+	uint64		at;
+	FtProfFrame *sampled;
+	bool		sampled_exact;
 
 	/*
 	 * The flag cleared, then the worker's count read (it counts a tick
@@ -1006,11 +1095,13 @@ ft_prof_worker_tick(void)
 	 * same chain: that is its own, exactly.
 	 */
 	ft_prof_sample_weight = nticks;
-	ft_prof_credit_until(now - Min(ago, since), true);
+	at = now - Min(ago, since);
+	sampled = ft_prof_worker_sample(ft_ticker_tick_top(), at, &sampled_exact);
+	ft_prof_credit_until(at, true, sampled, sampled_exact);
 	ft_prof_sample_weight = 1;
 	if (parked)
 	{
-		ft_prof_credit_until(now, false);
+		ft_prof_credit_until(now, false, NULL, false);
 		/* the worker ticks again on its grid: the watchdog waits */
 		ft_prof_watch_ticks = FT_PROF_WATCH_FIRST;
 	}
@@ -1042,8 +1133,9 @@ ft_prof_worker_tick(void)
 
 /*
  * A run ends, by error or not (the executor hooks, before they restore
- * the chain): a worker's tick not yet taken is the chain's as it is, the
- * run's nodes on it (an error skips the transitions that would take it).
+ * the chain), or a nested run begins: a worker's tick not yet taken is
+ * taken now, while the run's frames are still there (an error skips the
+ * transitions that would take it), and is not counted for a nested query.
  */
 void
 ft_prof_take_worker_tick(void)
@@ -1068,6 +1160,16 @@ ft_prof_resume(void)
 
 	if (ft_prof_on_worker)
 	{
+#ifdef FASTTIME_FAULT_INJECTION
+		static int	passed_over = 0;
+
+		if (ft_prof_depth > 0 && passed_over < ft_fault_worker_take_late)
+		{
+			passed_over++;
+			return;
+		}
+		passed_over = 0;
+#endif
 		ft_prof_worker_tick();
 		return;
 	}
@@ -1081,7 +1183,7 @@ ft_prof_resume(void)
 	{
 		ft_prof_busy = 1;
 		pg_compiler_barrier();
-		ft_prof_credit_until(ft_prof_now(ft_prof_tsc), false);
+		ft_prof_credit_until(ft_prof_now(ft_prof_tsc), false, NULL, false);
 		pg_compiler_barrier();
 		ft_prof_busy = 0;
 	}
@@ -1190,7 +1292,7 @@ ft_prof_tick(void)
 	now = ft_prof_now(ft_prof_tsc);
 	/* stopped in a wait, the chain has not changed since: no sample */
 	stopped = ft_prof_signal_stopped;
-	ft_prof_credit_until(now, !stopped);
+	ft_prof_credit_until(now, !stopped, NULL, false);
 
 	ft_prof_ticks_total++;
 
@@ -1299,6 +1401,7 @@ ft_prof_available(void)
 			slot->gate = ft_prof_own_flags.gate;
 			slot->suspended = ft_prof_own_flags.suspended;
 			ft_prof_flags = slot;
+			ft_chain_move_top(ft_ticker_chain_top_at());
 			pg_compiler_barrier();
 			ft_prof_busy = 0;
 		}
@@ -1452,7 +1555,12 @@ ft_prof_enter(FtProfQuery *q, FtProfFrame ***saved_frames,
 	 * the nested query too).
 	 */
 	if (ft_prof_depth > 0)
-		ft_prof_resume_if_suspended();
+	{
+		if (ft_prof_on_worker)
+			ft_prof_take_worker_tick();
+		else
+			ft_prof_resume_if_suspended();
+	}
 
 	*saved_frames = ft_prof_frames;
 	*saved_nframes = ft_prof_nframes;

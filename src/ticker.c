@@ -5,15 +5,17 @@
  *	  profiling backend at its interval, by writing its flags.
  *
  * Shared memory holds a slot per PGPROC number below MaxBackends (client
- * backends and background workers, parallel ones included), each two
- * cache lines, the backend's flags alone on the first, and a bitmap of
+ * backends and background workers, parallel ones included), each three
+ * cache lines (the backend's flags alone on the first, the top of its
+ * chain of calls on the second, written at every call), and a bitmap of
  * the slots being ticked, which is all the worker scans at each wake-up.
  * A backend ticked by the worker has an interval; the worker keeps each
  * slot's next instant in its own memory (restarted when the backend bumps
  * the slot's epoch, kept on its grid across a park), sleeps with
  * clock_nanosleep until the earliest, and ticks the slots that are due:
  * it reads whether the backend's PGPROC shows a wait event, notes the
- * tick's instant, parks the backend if it was waiting, and sets the
+ * tick's instant and the call on top of the backend's chain (the tick's
+ * sample), parks the backend if it was waiting, and sets the
  * suspension and shuts the gate in one store (ft_ticker_tick).  With no
  * slot to tick it sleeps on its latch, which a backend starting or
  * unparking sets.  Nothing here runs in a backend's signal handler, and
@@ -51,12 +53,17 @@
  * A backend's slot.  Its flags have a cache line to themselves, written by
  * the worker in one store: the backend reads that line at every call, and
  * a line the worker also reads or writes for anything else is taken from
- * the backend's cache before the flags change (ft_ticker_tick).
+ * the backend's cache before the flags change (ft_ticker_tick).  The top
+ * of its chain has the next: the backend writes it at every call, the
+ * worker reads it once a tick.
  */
 typedef struct FtTickerSlot
 {
 	FtTickFlags flags;			/* the backend's gate and suspension */
 	char		flags_line[PG_CACHE_LINE_SIZE - sizeof(FtTickFlags)];
+	struct FtUsageFrame *volatile top;	/* the backend's chain (usage.h) */
+	char		top_line[PG_CACHE_LINE_SIZE - sizeof(void *)];
+	struct FtUsageFrame *volatile tick_top; /* top at the last tick */
 	volatile int interval_ms;	/* > 0: the worker ticks it; backend writes */
 	volatile uint32 epoch;		/* bumped by the backend: restart the
 								 * schedule one interval from now */
@@ -68,11 +75,11 @@ typedef struct FtTickerSlot
 typedef union FtTickerSlotPadded
 {
 	FtTickerSlot slot;
-	char		pad[2 * PG_CACHE_LINE_SIZE];
+	char		pad[3 * PG_CACHE_LINE_SIZE];
 } FtTickerSlotPadded;
 
-StaticAssertDecl(sizeof(FtTickerSlot) <= 2 * PG_CACHE_LINE_SIZE,
-				 "a ticker slot is two cache lines");
+StaticAssertDecl(sizeof(FtTickerSlot) <= 3 * PG_CACHE_LINE_SIZE,
+				 "a ticker slot is three cache lines");
 /* the flags as the worker builds them: FtTickFlags' layout, not volatile */
 typedef struct FtTickWord
 {
@@ -266,9 +273,30 @@ ft_ticker_attach(void)
 	ft_my_slot->flags.gate = FT_FRAME_NONE;
 	ft_my_slot->flags.suspended = 0;
 	ft_my_slot->ticks = 0;
+	ft_my_slot->top = NULL;
+	ft_my_slot->tick_top = NULL;
 	pg_memory_barrier();
 	before_shmem_exit(ft_ticker_detach, (Datum) 0);
 	return &ft_my_slot->flags;
+}
+
+struct FtUsageFrame *volatile *
+ft_ticker_chain_top_at(void)
+{
+	return ft_my_slot != NULL ? &ft_my_slot->top : NULL;
+}
+
+/*
+ * The call on top of this backend's chain at the worker's last tick (read
+ * after the flags: the tick that set them, or a later one).
+ */
+struct FtUsageFrame *
+ft_ticker_tick_top(void)
+{
+	if (ft_my_slot == NULL)
+		return NULL;
+	pg_read_barrier();
+	return ft_my_slot->tick_top;
 }
 
 bool
@@ -399,21 +427,23 @@ ft_ticker_leave(int code, Datum arg)
 }
 
 /*
- * Tick one slot: count it, park a backend that is waiting (its next
- * transition unparks it), and tell its next transition: the suspension
- * set and the gate shut in one store, so that a gate the backend opens
- * meanwhile sees the suspension (profiler.c).
+ * Tick one slot: count it, note its instant and the call on top of the
+ * backend's chain then (the sample), park a backend that is waiting (its
+ * next transition unparks it), and tell its next transition: the
+ * suspension set and the gate shut in one store, so that a gate the
+ * backend opens meanwhile sees the suspension (profiler.c).
  *
- * The sample is the node executing where the backend first reads that
- * store, so the store must reach the backend's cache as one event, with
- * nothing slow before it: the backend's wait state (a cache miss to its
- * core) is read first, then the tick's instant, and the flags' line holds
- * nothing else the worker reads or writes.  Otherwise the line was taken
- * from the backend before the store landed, the check that missed on it
- * read the old flags, and the check after it took the tick: a tick was
- * credited to the node of the next transition, in some runs most ticks
- * (a window function's time to its parent Aggregate, up to half of it on
- * a kvm-clock guest: bench/results/2026-12-07c-kind-b).
+ * The sample is the top read here, not the node executing where the
+ * backend first reads the flags: that read comes a variable time later
+ * (0.2-0.3 us at the median, 6-9 us at the 90th percentile on a
+ * kvm-clock guest), at a check whose place depends on when it missed on
+ * the flags' line, and a node whose calls follow another's took the
+ * other's ticks (a scan's filter +4.5 to +5.6 points of its query against
+ * perf's picture, up to half of a window function's time to its parent:
+ * bench/results/2026-12-07c-kind-b).  Reading the top, a line the backend
+ * writes at every call, is a cache miss that delays the flags' store; the
+ * flags' line still holds nothing else the worker reads or writes, so
+ * that the backend's next check sees the tick soon after.
  */
 static void
 ft_ticker_tick(FtTickerSlot *s, int procno)
@@ -426,6 +456,7 @@ ft_ticker_tick(FtTickerSlot *s, int procno)
 	pg_memory_barrier();
 	s->ticks++;
 	s->tick_ns = ft_mono_ns();
+	s->tick_top = s->top;
 	if (waiting)
 		s->parked = true;
 	memset(&f, 0, sizeof(f));

@@ -10,9 +10,12 @@
  * wakes at each backend's interval and writes the backend's tick flags
  * (FtTickFlags, in shared memory): the next call starting or returning in
  * the backend finds them as it finds a tick that stopped in a wait, and
- * credits the time since the last tick to the node executing, in main
- * code (profiler.c).  The sample is the same: the first transition after
- * the tick is the executing node's.  A backend the worker finds waiting
+ * credits the time since the last tick, in main code (profiler.c), to the
+ * call the worker found on top of the backend's chain at the tick (the
+ * backend keeps that top in its slot).  The sample is a signal's: the
+ * call under way at the tick's instant, however many transitions later
+ * the backend takes it (where the backend can vouch for that call's
+ * frame; else the chain's top where it takes the tick).  A backend the worker finds waiting
  * (a wait event reported) is parked, no longer woken, until its next
  * transition unparks it.
  *
@@ -42,6 +45,9 @@ typedef struct FtTickFlags
 										 * profiler (ft_prof_resume) */
 } FtTickFlags;
 
+/* a call's frame on the backend's chain (usage.h), opaque here */
+struct FtUsageFrame;
+
 /*
  * _PG_init of a preloading postmaster: shared memory and the worker, if
  * the server starts with fasttime.tick_source = worker
@@ -50,6 +56,18 @@ extern void ft_ticker_init(bool start_worker);
 
 /* this backend's flags in its slot, if the worker can tick it (else NULL) */
 extern FtTickFlags *ft_ticker_attach(void);
+
+/*
+ * Where this backend keeps its chain's top once it has a slot (NULL
+ * before): the worker reads it at each tick.
+ */
+extern struct FtUsageFrame *volatile *ft_ticker_chain_top_at(void);
+
+/*
+ * The chain's top the worker found at its last tick of this backend: the
+ * call under way at the tick's instant (NULL: none, or no slot).
+ */
+extern struct FtUsageFrame *ft_ticker_tick_top(void);
 
 /* is the worker running now, to tick this backend's next run? */
 extern bool ft_ticker_running(void);

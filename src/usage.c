@@ -21,7 +21,8 @@
 #include "usage.h"
 #include "usage_derive.h"
 
-FtUsageFrame *volatile ft_chain_top = NULL;
+static FtUsageFrame *volatile ft_chain_top_own = NULL;
+FtUsageFrame *volatile *ft_chain_top_at = &ft_chain_top_own;
 BufferUsage ft_usage_buf;
 WalUsage	ft_usage_wal;
 bool		ft_derived_usage = true;
@@ -290,6 +291,24 @@ ft_usage_forget_query(const EState *estate)
 	}
 	if (cut != NULL)
 		ft_chain_top = cut->caller;
+}
+
+/*
+ * Keep the chain's top at "to" from now on (NULL: the backend's own
+ * variable), copied first: a tick between the two stores finds the same
+ * top in either place.  Main code, which alone changes the pointer.
+ */
+void
+ft_chain_move_top(FtUsageFrame *volatile *to)
+{
+	if (to == NULL)
+		to = &ft_chain_top_own;
+	if (to == ft_chain_top_at)
+		return;
+	*to = *ft_chain_top_at;
+	pg_compiler_barrier();
+	ft_chain_top_at = to;
+	pg_compiler_barrier();
 }
 
 /* Transaction abort: no call is under way any more. */

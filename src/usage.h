@@ -74,8 +74,21 @@ typedef struct FtUsageDerived
 	FtUsageFrame *frames[FLEXIBLE_ARRAY_MEMBER];
 } FtUsageDerived;
 
-/* the chain of the calls under way, innermost first */
-extern FT_HIDDEN FtUsageFrame *volatile ft_chain_top;
+/*
+ * The chain of the calls under way, innermost first.  Its top is reached
+ * through ft_chain_top_at: the backend's own variable, or, once the
+ * backend has a slot of the tick worker's shared memory, the slot's, which
+ * the worker reads at each tick (ticker.c), so that a tick samples the
+ * call under way at its instant, however late the backend takes it.  The
+ * pointer moves only in main code, both places then holding the same top
+ * (ft_chain_move_top).
+ */
+extern FT_HIDDEN FtUsageFrame *volatile *ft_chain_top_at;
+
+#define ft_chain_top (*ft_chain_top_at)
+
+/* keep the top at "to" from now on (NULL: the backend's own variable) */
+extern void ft_chain_move_top(FtUsageFrame *volatile *to);
 
 /* fasttime.derived_usage: derive usage where provably equal (usage.c) */
 extern bool ft_derived_usage;
@@ -98,17 +111,21 @@ ft_usage_frame_of(PlanState *node)
 static pg_attribute_always_inline void
 ft_chain_link(FtUsageFrame *uf)
 {
-	uf->caller = ft_chain_top;
+	FtUsageFrame *volatile *at = ft_chain_top_at;
+
+	uf->caller = *at;
 	pg_compiler_barrier();
-	ft_chain_top = uf;
+	*at = uf;
 	pg_compiler_barrier();
 }
 
 static pg_attribute_always_inline void
 ft_chain_unlink(FtUsageFrame *uf)
 {
+	FtUsageFrame *volatile *at = ft_chain_top_at;
+
 	pg_compiler_barrier();
-	ft_chain_top = uf->caller;
+	*at = uf->caller;
 	pg_compiler_barrier();
 }
 

@@ -119,6 +119,7 @@ char	   *ft_fault_tick_at_return = NULL;
 char	   *ft_fault_switch_at_return = NULL;
 bool		ft_fault_lengthen_in_gate_open = false;
 bool		ft_fault_switch_in_resume = false;
+int			ft_fault_worker_take_late = 0;
 bool		ft_fault_tick_at_abort = false;
 bool		ft_fault_nested_units = false;
 double		ft_fault_tick_amount_ns = 0;
@@ -729,6 +730,18 @@ ft_fault_init(void)
 							 NULL,
 							 NULL,
 							 NULL);
+	DefineCustomIntVariable("fasttime.fault_worker_take_late",
+							"Fault injection (test builds only): a backend takes the tick worker's tick only at the transition after this many that found it.",
+							NULL,
+							&ft_fault_worker_take_late,
+							0,
+							0,
+							1000000,
+							PGC_USERSET,
+							GUC_NOT_IN_SAMPLE,
+							NULL,
+							NULL,
+							NULL);
 	DefineCustomBoolVariable("fasttime.fault_tick_at_abort",
 							 "Fault injection (test builds only): a tick in the transaction-abort callback, before the profiler is reset; logs the runs it still holds.",
 							 NULL,

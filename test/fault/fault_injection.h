@@ -84,6 +84,15 @@ extern bool ft_fault_lengthen_in_gate_open;
 extern bool ft_fault_switch_in_resume;
 
 /*
+ * fasttime.fault_worker_take_late: the backend passes over the tick
+ * worker's tick at this many transitions before it takes one, as when
+ * its check misses on the flags' line or the worker's store lands late:
+ * a sample taken where the backend takes the tick goes to the nodes of
+ * later transitions, one taken where the worker read the chain does not.
+ */
+extern int	ft_fault_worker_take_late;
+
+/*
  * fasttime.fault_tick_at_abort: a tick in fasttime's transaction-abort
  * callback, before it resets the profiler -- where a tick lands after a
  * FATAL error (pg_terminate_backend) has deleted the executor memory of
