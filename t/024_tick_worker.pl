@@ -185,8 +185,11 @@ like(ft_log_since($node, 0), qr/then on the tick worker's ticks/,
 {
 	my $v = $node->safe_psql('postgres', 'SHOW server_version_num');
 	my $opt = $v >= 180000 ? 'ANALYZE, BUFFERS OFF, CLOCK_SOURCE, FORMAT JSON' : 'ANALYZE, BUFFERS OFF, FORMAT JSON';
+	# spin() compiled before the run: its first call in the run, during
+	# which the ticks are still signals, is then 5 ms long, not 5 ms and
+	# the compilation (CI, 2026-12: 5 signals of the 6 allowed below)
 	my ($rc, $out, $err) = ft_sql($node, "$prof SET fasttime.profile_after = 0;
-		SET fasttime.profile_interval_max = 1; $wt
+		SET fasttime.profile_interval_max = 1; SELECT spin(0); $wt
 		EXPLAIN ($opt)
 		SELECT count(*) FROM generate_series(1, 40) g WHERE spin(5); $wt");
 	is($rc, 0, 'long calls: EXPLAIN ANALYZE runs') or diag($err);
@@ -196,13 +199,16 @@ like(ft_log_since($node, 0), qr/then on the tick worker's ticks/,
 		'long calls: the backend counted each of the worker\'s ticks (' . ($all // '?') . ' of ' . ($n // '?') . ')');
 	SKIP:
 	{
-		skip 'EXPLAIN (CLOCK_SOURCE) from 18', 1 if $v < 180000;
+		skip 'EXPLAIN (CLOCK_SOURCE) from 18', 2 if $v < 180000;
 		# the plan's ticks are the worker's, and the signals between the
 		# switch and the move to the worker at the next node call (up to
-		# a 5 ms call's, 4 or 5): none twice
+		# a 5 ms call's, 4 to 6): none twice, and none the backend did
+		# not count
 		my ($pt, $src) = ($doc->{'Profile Ticks'}, $doc->{'Profile Tick Source'} // '');
-		ok(defined $pt && defined $n && ($src ne 'worker' || $pt <= $n + 6),
+		ok(defined $pt && defined $n && ($src ne 'worker' || $pt <= $n + 8),
 			"long calls: the plan counts no worker tick twice ($src: " . ($pt // '?') . ' of ' . ($n // '?') . ')');
+		ok(defined $pt && defined $all && $pt <= $all,
+			"long calls: the plan's ticks are ticks the backend counted (" . ($pt // '?') . ' of ' . ($all // '?') . ')');
 	}
 	my $fs = find_node($doc->{Plan}, 'Function Scan');
 	my ($tf, $ta) = map { $_ // 0 } ($fs->{'Actual Total Time'}, $doc->{Plan}{'Actual Total Time'});

@@ -51,18 +51,28 @@ my $query = q{EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON)
 
 for my $late (0, 1, 3)
 {
-	my ($rc, $out, $err) = ft_sql($node, qq{
-		SET max_parallel_workers_per_gather = 0;
-		SET work_mem = '64MB';
-		SET fasttime.node_timing = profile;
-		SET fasttime.profile_after = 0;
-		SET fasttime.fault_worker_take_late = $late;
-		$wt $query; $wt});
+	# A run the worker did not tick is no test of its sample: the
+	# watchdog hands a run whose worker went quiet for 100 ms (starved on
+	# a busy host) to timer signals for the rest of it.  Such a run is made
+	# again, up to three times; the last is judged whatever it was.
+	my ($rc, $out, $err, $ticks, $all);
+	for my $try (1 .. 3)
+	{
+		($rc, $out, $err) = ft_sql($node, qq{
+			SET max_parallel_workers_per_gather = 0;
+			SET work_mem = '64MB';
+			SET fasttime.node_timing = profile;
+			SET fasttime.profile_after = 0;
+			SET fasttime.fault_worker_take_late = $late;
+			$wt $query; $wt});
+		my @w = $out =~ /wt=(\d+)/g;
+		$ticks = @w == 2 ? $w[1] - $w[0] : 0;
+		my @p = $out =~ /pt=(\d+)/g;
+		$all = @p == 2 ? $p[1] - $p[0] : 0;
+		last if $rc != 0 || ($ticks >= 20 && $ticks >= 0.5 * $all);
+		diag("take late by $late: try $try: the worker ticked $ticks of $all ticks, again");
+	}
 	is($rc, 0, "take late by $late: EXPLAIN ANALYZE runs") or diag($err);
-	my @w = $out =~ /wt=(\d+)/g;
-	my $ticks = @w == 2 ? $w[1] - $w[0] : 0;
-	my @p = $out =~ /pt=(\d+)/g;
-	my $all = @p == 2 ? $p[1] - $p[0] : 0;
 	my ($j) = $out =~ /(\[\s*\{.*\}\s*\])/s;
 	my $doc = defined $j ? eval { decode_json($j)->[0] } : undef;
 	my $agg = $doc ? $doc->{Plan} : {};
