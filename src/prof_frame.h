@@ -34,6 +34,8 @@ typedef struct FtProfFrame
 	bool		core_call;		/* this exact call runs that child */
 	bool		build_exact;	/* a Hash's build frame, exact for one build
 								 * run inside an exact call */
+	bool		build_first;	/* a Hash's build frame, linked before the
+								 * Hash's loop had its first tuple */
 	volatile bool switch_pending;	/* the switch found this core call in
 									 * flight: profiled after it */
 	struct FtUsageFrame *build; /* a Hash's child: the Hash's build frame */

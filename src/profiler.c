@@ -28,6 +28,7 @@
  */
 #include "compat.h"
 
+#include "access/parallel.h"
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/memutils.h"
@@ -421,6 +422,7 @@ ft_prof_build_link(FtUsageFrame *bf, bool tsc)
 		bp->start = ft_prof_now(tsc);
 		bp->owed_from = bp->start;
 	}
+	bp->build_first = !bp->instr->running;
 	ft_chain_link(bf);
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
@@ -459,6 +461,16 @@ ft_prof_build_unlink(FtUsageFrame *bf, bool tsc)
 		bp->build_exact = false;
 		bp->mode = FT_FRAME_PROFILED;
 	}
+
+	/*
+	 * MultiExecHash's InstrStopNode has taken the loop's first-tuple time
+	 * from a counter the build's time was not yet added to (0 for an exact
+	 * build): a Hash returns once a loop, so, as stock's, its first tuple
+	 * is the build, added now.
+	 */
+	if (bp->build_first && bp->instr->running)
+		ft_instr_set_firsttuple(bp->instr);
+	bp->build_first = false;
 	pg_compiler_barrier();
 	ft_prof_busy = 0;
 }
@@ -1407,7 +1419,8 @@ ft_prof_available(void)
 		}
 	}
 
-	if (ft_prof_unavailable)
+	/* (a parallel worker, a process a query, leaves it to its leader) */
+	if (ft_prof_unavailable && !IsParallelWorker())
 		ereport(LOG,
 				(errmsg("profiled node timing is not available in this session, so plan nodes are timed exactly"),
 				 errdetail("Every timeout slot PostgreSQL offers extensions is taken in this backend, and profiled timing needs one for its tick."),
@@ -1530,7 +1543,8 @@ ft_prof_note_no_worker(void)
 {
 	static bool noted = false;
 
-	if (noted)
+	/* a parallel worker, a process a query, leaves it to its leader */
+	if (noted || IsParallelWorker())
 		return;
 	noted = true;
 	ereport(LOG,

@@ -311,11 +311,21 @@ $node->stop;
 	is($rc, 0, 'default: EXPLAIN ANALYZE with tick_source = worker runs') or diag($err);
 	is(worker_ticks_of($out), 0, 'default: no worker ticks the backend');
 	ok((ticks_of($out) // 0) >= 20, 'default: the run ticks with signals (' . (ticks_of($out) // '?') . ')');
-	# the server log says so, once for the backend
+	# the server log says so, once for the backend, not once more for
+	# each parallel worker (a process a query) of its parallel plans
 	($rc, $out, $err) = ft_sql($node, "$prof SET fasttime.tick_source = worker;
-		EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) $query; EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) $query;");
+		EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) $query; EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) $query;
+		SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
+		SET min_parallel_table_scan_size = 0; SET parallel_leader_participation = off;
+		EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) SELECT count(*) FROM big;
+		EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) SELECT count(*) FROM big;");
+	is($rc, 0, 'default: parallel plans with tick_source = worker run') or diag($err);
+	my @launched = $out =~ /"Workers Launched": (\d+)/g;
+	ok(@launched == 2 && !grep({ $_ < 1 } @launched),
+		'default: both parallel plans launched workers (' . join(', ', @launched) . ')');
 	my @noted = ft_log_since($node, $off) =~ /tick_source is "worker", but this server has no tick worker/g;
-	is(scalar @noted, 2, 'default: the log says the worker is missing, once per backend (two backends)');
+	is(scalar @noted, 2, 'default: the log says the worker is missing, once per backend (two backends, '
+		  . 'parallel workers not counted)');
 	$node->stop;
 }
 
