@@ -5,7 +5,9 @@
 # -- EXPLAIN (ANALYZE, BUFFERS, WAL) prints the same rows, loops, Buffers
 # and WAL as stock PostgreSQL (fasttime.clock_source = clock_gettime with
 # fasttime.node_timing = exact), times removed (with track_io_timing on:
-# which I/O times a node has must match too).
+# which I/O times a node has must match too); and a node whose first row
+# is its last work in stock's plan (a Hash, a Sort) has its startup time
+# near its total in each variant's (startup_misses).
 # Buffers and WAL are credited at transitions (src/usage.h): the plans
 # below cover every shape where that could differ from stock's per-call
 # diff -- a node's own usage outside its children's calls, queries run by a
@@ -301,7 +303,45 @@ sub run_plan
 	my ($rc, $out, $err) = ft_sql($node, $sql);
 	return (undef, $err) if $rc != 0;
 	$out =~ s/.*===MEASURED===\n//s;
-	return (mask($out, $vary), $err);
+	return (mask($out, $vary), $err, $out);
+}
+
+# Each node's "actual time=S..T", in the plan's order.
+sub node_times
+{
+	my ($plan) = @_;
+	my @t;
+	push @t, [ $1, $2, $3 ]
+	  while ($plan // '') =~ /^\s*(?:->\s+)?(.*?) \(actual time=([\d.]+)\.\.([\d.]+) /mg;
+	return \@t;
+}
+
+# A node whose first row is its last work (a Hash, a Sort, an Aggregate
+# of a group: stock's startup time at least 0.9 of its total, of at least
+# 1 ms; not a Gather, whose first row comes when a worker's does) has a startup time near its total under every timing too: the
+# time until its first row is counted the way stock counts it.  (A Hash
+# built in the exact prefix read startup 0.000 until 2026-12-08.)  Timed
+# exactly: at least half its total.  Where ticks may have timed it
+# (profiled, and the defaults past their exact prefix), a few ticks
+# landing after its first row could make a sample read less: there a
+# node of at least 3 ms of the variant's, and a quarter of its total.
+# The offending nodes, "" if none.
+sub startup_misses
+{
+	my ($stock_plan, $plan, $sampled) = @_;
+	my ($st, $vt) = (node_times($stock_plan), node_times($plan));
+	return "nodes: " . scalar(@$st) . " against " . scalar(@$vt) if @$st != @$vt;
+	my ($min_ms, $frac) = $sampled ? (3.0, 0.25) : (0.0, 0.5);
+	my @bad;
+	for my $i (0 .. $#$st)
+	{
+		my ($type, $ss, $stt) = @{ $st->[$i] };
+		my (undef, $vs, $vtt) = @{ $vt->[$i] };
+		next unless $type =~ /^(?:(?:Parallel )?Hash|Sort|(?:Finalize |Partial )?(?:Hash)?Aggregate)$/;
+		next unless $stt >= 1.0 && $ss >= 0.9 * $stt && $vtt >= $min_ms;
+		push @bad, "node " . ($i + 1) . ": $vs..$vtt (stock $ss..$stt)" if $vs < $frac * $vtt;
+	}
+	return join('; ', @bad);
 }
 
 # Stock's plans for one case and option: usually one; where stock itself
@@ -310,24 +350,25 @@ sub run_plan
 sub stock_forms
 {
 	my ($setup, $opt, $query, $vary) = @_;
-	my %seen;
+	my (%seen, $first);
 	for my $i (1 .. 5)
 	{
-		my ($plan, $err) = run_plan($stock, $setup, $opt, $query, $vary);
+		my ($plan, $err, $raw) = run_plan($stock, $setup, $opt, $query, $vary);
 		return (undef, $err) unless defined $plan;
+		$first //= $raw;
 		$seen{$plan} = 1;
 		last if $i == 2 && keys %seen == 1;
 	}
-	return ([ sort keys %seen ], '');
+	return ([ sort keys %seen ], '', $first);
 }
 
 for my $case (@cases)
 {
 	my ($name, $setup, $query, $vary) = @$case;
-	my %stock;
+	my (%stock, %stock_raw);
 	for my $opt (sort keys %{ { map { $_->[2] => 1 } @variants } })
 	{
-		my ($forms, $err) = stock_forms($setup, $opt, $query, $vary);
+		my ($forms, $err, $raw) = stock_forms($setup, $opt, $query, $vary);
 		if (!defined $forms)
 		{
 			fail("$name: stock runs ($opt)");
@@ -337,12 +378,13 @@ for my $case (@cases)
 		note("$name ($opt): stock printed " . scalar(@$forms) . " different plans over five runs")
 		  if @$forms > 1;
 		$stock{$opt} = $forms;
+		$stock_raw{$opt} = $raw;
 	}
 	for my $v (@variants)
 	{
 		my ($vname, $settings, $opt) = @$v;
 		next unless defined $stock{$opt};
-		my ($plan, $err) = run_plan($settings, $setup, $opt, $query, $vary);
+		my ($plan, $err, $raw) = run_plan($settings, $setup, $opt, $query, $vary);
 		if (!defined $plan)
 		{
 			fail("$name, $vname: runs");
@@ -352,6 +394,9 @@ for my $case (@cases)
 		ok((grep { $_ eq $plan } @{ $stock{$opt} }),
 			"$name, $vname: rows, loops, buffers and WAL as stock")
 		  or diag(first_difference($stock{$opt}[0], $plan));
+		next if $opt =~ /TIMING OFF/;
+		is(startup_misses($stock_raw{$opt}, $raw, $settings eq '' || $settings =~ /profile/),
+			'', "$name, $vname: a node's first row comes at its end, as stock's");
 	}
 }
 
